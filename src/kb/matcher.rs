@@ -1,0 +1,186 @@
+//! Compiled lookups over the knowledge base tables.
+
+use super::{collapse_whitespace, AssertSite, FollowOn, Message, OpSignature};
+use regex::{Regex, RegexSet};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+
+pub struct Matchers {
+    /// Collapsed condition text -> indices into `asserts`.
+    by_condition: HashMap<String, Vec<usize>>,
+    /// Sites whose condition is a pattern (generated kernels).
+    by_regex: Vec<(usize, Regex)>,
+    message_set: RegexSet,
+    message_regexes: Vec<Regex>,
+    op_calls: Vec<Vec<Regex>>,
+}
+
+/// An assertion resolved to a knowledge-base site.
+#[derive(Debug)]
+pub struct AssertMatch<'kb> {
+    pub site: &'kb AssertSite,
+    /// Values the condition itself reveals (named groups of `condition_regex`).
+    pub values: Map<String, Value>,
+    /// True when the kernel name or file confirmed the site, not the condition alone.
+    pub confirmed: bool,
+}
+
+/// A host-side message resolved to a knowledge-base entry.
+#[derive(Debug)]
+pub struct MessageMatch<'kb> {
+    pub message: &'kb Message,
+    pub values: Map<String, Value>,
+    /// The op named by the message itself (a group named `op`).
+    pub op: Option<String>,
+}
+
+impl Matchers {
+    pub fn build(
+        asserts: &[AssertSite],
+        messages: &[Message],
+        _followons: &[FollowOn],
+        ops: &[OpSignature],
+    ) -> anyhow::Result<Matchers> {
+        let mut by_condition: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_regex = Vec::new();
+        for (i, site) in asserts.iter().enumerate() {
+            if let Some(pattern) = &site.condition_regex {
+                let re =
+                    Regex::new(pattern).map_err(|e| anyhow::anyhow!("asserts.toml: {}: {e}", site.id))?;
+                by_regex.push((i, re));
+            } else {
+                by_condition.entry(collapse_whitespace(&site.condition)).or_default().push(i);
+            }
+        }
+        let mut message_regexes = Vec::with_capacity(messages.len());
+        for m in messages {
+            let re = Regex::new(&m.pattern).map_err(|e| anyhow::anyhow!("messages.toml: {}: {e}", m.id))?;
+            message_regexes.push(re);
+        }
+        let message_set = RegexSet::new(messages.iter().map(|m| m.pattern.as_str()))?;
+        let mut op_calls = Vec::with_capacity(ops.len());
+        for op in ops {
+            let mut calls = Vec::new();
+            for c in &op.calls {
+                calls.push(Regex::new(c).map_err(|e| anyhow::anyhow!("ops.toml: {}: {e}", op.name))?);
+            }
+            op_calls.push(calls);
+        }
+        Ok(Matchers { by_condition, by_regex, message_set, message_regexes, op_calls })
+    }
+
+    pub fn match_assert<'kb>(
+        &self,
+        asserts: &'kb [AssertSite],
+        file: &str,
+        kernel: &str,
+        condition: &str,
+    ) -> Option<AssertMatch<'kb>> {
+        let condition = collapse_whitespace(condition);
+        let kernel = kernel_name(kernel);
+        let file = basename(file);
+        if let Some(candidates) = self.by_condition.get(&condition) {
+            // Several sites share a condition; the kernel name and file tell them apart.
+            let score = |site: &AssertSite| {
+                let kernel_hit = !site.kernel.is_empty() && site.kernel == kernel;
+                let file_hit = !site.file.is_empty() && site.file.eq_ignore_ascii_case(file);
+                (kernel_hit as u8) * 2 + file_hit as u8
+            };
+            let best =
+                candidates.iter().copied().max_by_key(|&i| (score(&asserts[i]), std::cmp::Reverse(i)))?;
+            let site = &asserts[best];
+            // A bare `false` or a generic text says nothing without its kernel or file.
+            let confirmed = score(site) > 0;
+            if !confirmed && is_generic_condition(&condition) {
+                return None;
+            }
+            return Some(AssertMatch { site, values: Map::new(), confirmed });
+        }
+        for (i, re) in &self.by_regex {
+            if let Some(caps) = re.captures(&condition) {
+                return Some(AssertMatch {
+                    site: &asserts[*i],
+                    values: capture_values(re, &caps),
+                    confirmed: true,
+                });
+            }
+        }
+        None
+    }
+
+    pub fn match_message<'kb>(&self, messages: &'kb [Message], text: &str) -> Option<MessageMatch<'kb>> {
+        let first = self.message_set.matches(text).into_iter().next()?;
+        let re = &self.message_regexes[first];
+        let caps = re.captures(text)?;
+        let mut values = capture_values(re, &caps);
+        let op = values.remove("op").and_then(|v| v.as_str().map(str::to_string));
+        Some(MessageMatch { message: &messages[first], values, op })
+    }
+
+    pub fn op_of_frame<'kb>(
+        &self,
+        ops: &'kb [OpSignature],
+        function: Option<&str>,
+        code: Option<&str>,
+        is_torch: bool,
+    ) -> Option<&'kb OpSignature> {
+        if is_torch {
+            if let Some(function) = function {
+                let bare = function.rsplit('.').next().unwrap_or(function);
+                if let Some(op) = ops.iter().find(|o| o.functions.iter().any(|f| f == bare)) {
+                    return Some(op);
+                }
+            }
+        }
+        let code = code?;
+        ops.iter()
+            .zip(&self.op_calls)
+            .find(|(_, calls)| calls.iter().any(|re| re.is_match(code)))
+            .map(|(op, _)| op)
+    }
+}
+
+/// Named groups of a match as JSON values: integers where the text is one.
+/// A trailing `_2`, `_3`, ... is dropped (group names must be unique in one regex).
+pub fn capture_values(re: &Regex, caps: &regex::Captures<'_>) -> Map<String, Value> {
+    let mut values = Map::new();
+    for name in re.capture_names().flatten() {
+        if let Some(m) = caps.name(name) {
+            let key = match name.rsplit_once('_') {
+                Some((stem, n)) if n.chars().all(|c| c.is_ascii_digit()) && !stem.is_empty() => stem,
+                _ => name,
+            };
+            values.insert(key.to_string(), number_or_string(m.as_str()));
+        }
+    }
+    values
+}
+
+pub fn number_or_string(s: &str) -> Value {
+    s.parse::<i64>().map(Value::from).unwrap_or_else(|_| Value::from(s))
+}
+
+/// The bare function name from an assertion's function field, which old CUDA toolkits
+/// print as a full templated signature: `void name<T>(args) [with T = float]`.
+pub fn kernel_name(kernel: &str) -> &str {
+    let k = kernel.trim();
+    let k = k.strip_prefix("void ").unwrap_or(k);
+    let k = k.strip_prefix("__global__ ").unwrap_or(k);
+    let end = k.find(['<', '(', ' ']).unwrap_or(k.len());
+    let name = &k[..end];
+    // `operator()` keeps its parentheses.
+    if name == "operator" {
+        "operator()"
+    } else {
+        name.rsplit("::").next().unwrap_or(name)
+    }
+}
+
+/// File name of a path written with either separator.
+pub fn basename(path: &str) -> &str {
+    path.rsplit(['/', '\\']).next().unwrap_or(path)
+}
+
+fn is_generic_condition(condition: &str) -> bool {
+    matches!(condition, "false" | "cond && message" | "index >= 0")
+}

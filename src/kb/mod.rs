@@ -1,0 +1,252 @@
+//! The knowledge base: causes, kernel assertions, host-side messages, follow-on errors
+//! and op signatures, written once as TOML (`kb/*.toml`) and embedded in the binary.
+//! The Python package ships the same files.
+
+mod matcher;
+
+pub use matcher::{AssertMatch, MessageMatch};
+
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// The TOML sources, embedded at build time. `kb/` at the repository root links here.
+pub const SOURCES: [(&str, &str); 5] = [
+    ("causes.toml", include_str!("../../python/assertscope/kb/causes.toml")),
+    ("asserts.toml", include_str!("../../python/assertscope/kb/asserts.toml")),
+    ("messages.toml", include_str!("../../python/assertscope/kb/messages.toml")),
+    ("followons.toml", include_str!("../../python/assertscope/kb/followons.toml")),
+    ("ops.toml", include_str!("../../python/assertscope/kb/ops.toml")),
+];
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cause {
+    pub id: String,
+    pub title: String,
+    pub checklist_step: u8,
+    pub explanation: String,
+    pub fix: String,
+    pub example: String,
+}
+
+impl Cause {
+    pub fn checklist_step(&self) -> Option<u8> {
+        (self.checklist_step > 0).then_some(self.checklist_step)
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AssertSite {
+    pub id: String,
+    pub file: String,
+    pub kernel: String,
+    pub condition: String,
+    #[serde(default)]
+    pub condition_regex: Option<String>,
+    pub op: String,
+    pub cause: String,
+    pub ops: Vec<String>,
+    #[serde(default)]
+    pub internal: bool,
+    #[serde(default)]
+    pub cpu_message: Option<String>,
+    pub hint: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Message {
+    pub id: String,
+    pub literal: String,
+    pub pattern: String,
+    pub cause: String,
+    #[serde(default)]
+    pub op: Option<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub hint: Option<String>,
+    pub example: String,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    StickyAssert,
+    Trailer,
+    Cascade,
+    Peer,
+    Teardown,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FollowOn {
+    pub id: String,
+    pub literal: String,
+    pub role: Role,
+    #[serde(default)]
+    pub alone: Option<String>,
+    pub meaning: String,
+    pub example: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpSignature {
+    pub name: String,
+    pub functions: Vec<String>,
+    pub calls: Vec<String>,
+    #[serde(default)]
+    pub bad_values: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct CauseFile {
+    cause: Vec<Cause>,
+}
+#[derive(Deserialize)]
+struct AssertFile {
+    #[serde(rename = "assert")]
+    asserts: Vec<AssertSite>,
+}
+#[derive(Deserialize)]
+struct MessageFile {
+    message: Vec<Message>,
+}
+#[derive(Deserialize)]
+struct FollowOnFile {
+    followon: Vec<FollowOn>,
+}
+#[derive(Deserialize)]
+struct OpFile {
+    op: Vec<OpSignature>,
+}
+
+pub struct KnowledgeBase {
+    pub causes: Vec<Cause>,
+    pub asserts: Vec<AssertSite>,
+    pub messages: Vec<Message>,
+    pub followons: Vec<FollowOn>,
+    pub ops: Vec<OpSignature>,
+    cause_index: HashMap<String, usize>,
+    matchers: matcher::Matchers,
+}
+
+impl KnowledgeBase {
+    /// The embedded knowledge base, parsed and checked once per process.
+    pub fn get() -> &'static KnowledgeBase {
+        static KB: OnceLock<KnowledgeBase> = OnceLock::new();
+        KB.get_or_init(|| {
+            KnowledgeBase::parse(&SOURCES)
+                .unwrap_or_else(|e| panic!("embedded knowledge base is invalid: {e:#}"))
+        })
+    }
+
+    /// Parses and cross-checks a knowledge base from (file name, TOML text) pairs.
+    pub fn parse(sources: &[(&str, &str)]) -> anyhow::Result<KnowledgeBase> {
+        let text = |name: &str| -> anyhow::Result<&str> {
+            sources
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, t)| *t)
+                .ok_or_else(|| anyhow::anyhow!("knowledge base file {name} is missing"))
+        };
+        let parse_err = |name: &'static str| move |e: toml::de::Error| anyhow::anyhow!("{name}: {e}");
+        let causes =
+            toml::from_str::<CauseFile>(text("causes.toml")?).map_err(parse_err("causes.toml"))?.cause;
+        let asserts =
+            toml::from_str::<AssertFile>(text("asserts.toml")?).map_err(parse_err("asserts.toml"))?.asserts;
+        let messages = toml::from_str::<MessageFile>(text("messages.toml")?)
+            .map_err(parse_err("messages.toml"))?
+            .message;
+        let followons = toml::from_str::<FollowOnFile>(text("followons.toml")?)
+            .map_err(parse_err("followons.toml"))?
+            .followon;
+        let ops = toml::from_str::<OpFile>(text("ops.toml")?).map_err(parse_err("ops.toml"))?.op;
+
+        let cause_index: HashMap<String, usize> =
+            causes.iter().enumerate().map(|(i, c)| (c.id.clone(), i)).collect();
+        let check_cause = |file: &str, id: &str, cause: &str| -> anyhow::Result<()> {
+            anyhow::ensure!(cause_index.contains_key(cause), "{file}: {id} names unknown cause {cause:?}");
+            Ok(())
+        };
+        for a in &asserts {
+            check_cause("asserts.toml", &a.id, &a.cause)?;
+        }
+        for m in &messages {
+            check_cause("messages.toml", &m.id, &m.cause)?;
+        }
+        for f in &followons {
+            if let Some(alone) = &f.alone {
+                check_cause("followons.toml", &f.id, alone)?;
+            }
+        }
+        for o in &ops {
+            if let Some(c) = &o.bad_values {
+                check_cause("ops.toml", &o.name, c)?;
+            }
+        }
+        let matchers = matcher::Matchers::build(&asserts, &messages, &followons, &ops)?;
+        Ok(KnowledgeBase { causes, asserts, messages, followons, ops, cause_index, matchers })
+    }
+
+    pub fn cause(&self, id: &str) -> Option<&Cause> {
+        self.cause_index.get(id).map(|&i| &self.causes[i])
+    }
+
+    /// The cause with this id; the ids used by the code are all in the embedded KB
+    /// (a test checks it), so a miss is a programming error.
+    pub fn expect_cause(&self, id: &str) -> &Cause {
+        self.cause(id).unwrap_or_else(|| panic!("cause {id:?} is not in the knowledge base"))
+    }
+
+    pub fn op(&self, name: &str) -> Option<&OpSignature> {
+        self.ops.iter().find(|o| o.name == name)
+    }
+
+    pub fn match_assert(&self, file: &str, kernel: &str, condition: &str) -> Option<AssertMatch<'_>> {
+        self.matchers.match_assert(&self.asserts, file, kernel, condition)
+    }
+
+    pub fn match_message(&self, text: &str) -> Option<MessageMatch<'_>> {
+        self.matchers.match_message(&self.messages, text)
+    }
+
+    pub fn match_followon(&self, text: &str) -> Option<&FollowOn> {
+        self.followons.iter().find(|f| text.contains(f.literal.as_str()))
+    }
+
+    /// The op a frame is in, from a torch function name (when `is_torch`) or a code line.
+    pub fn op_of_frame(
+        &self,
+        function: Option<&str>,
+        code: Option<&str>,
+        is_torch: bool,
+    ) -> Option<&OpSignature> {
+        self.matchers.op_of_frame(&self.ops, function, code, is_torch)
+    }
+
+    /// Every fixed string whose presence makes a log line worth parsing.
+    pub fn literals(&self) -> impl Iterator<Item = &str> {
+        self.messages
+            .iter()
+            .map(|m| m.literal.as_str())
+            .chain(self.followons.iter().map(|f| f.literal.as_str()))
+    }
+}
+
+/// Collapses runs of whitespace to one space, as the C preprocessor does when it
+/// stringifies an assert condition.
+pub fn collapse_whitespace(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for word in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}

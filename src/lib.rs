@@ -1,0 +1,13 @@
+//! assertscope: from a PyTorch device-side assert to its root cause, user line and fix.
+//!
+//! The parts: [`kb`] (the knowledge base, data embedded from `kb/*.toml`), [`log`]
+//! (streaming log parsing into events), [`diagnose`] (events to a [`report::Report`]),
+//! [`render`] (human and JSON output) and [`commands`] (one module per subcommand).
+
+pub mod cli;
+pub mod commands;
+pub mod exit;
+pub mod kb;
+pub mod lint;
+pub mod render;
+pub mod report;

@@ -1,0 +1,1 @@
+//! The human rendering, rustc-style.

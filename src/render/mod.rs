@@ -1,0 +1,5 @@
+//! Output: the human, rustc-style rendering and the JSON contract.
+
+pub mod human;
+pub mod json;
+pub mod style;

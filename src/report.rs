@@ -1,0 +1,78 @@
+//! The machine-readable diagnosis: the `assertscope.diagnosis/1` JSON contract that
+//! `explain --json`, `run --json` and `check --json` print, and that the guard writes.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub const SCHEMA: &str = "assertscope.diagnosis/1";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Report {
+    pub schema: String,
+    pub diagnoses: Vec<Diagnosis>,
+    pub secondary: Vec<Secondary>,
+}
+
+impl Default for Report {
+    fn default() -> Self {
+        Report { schema: SCHEMA.to_string(), diagnoses: Vec::new(), secondary: Vec::new() }
+    }
+}
+
+impl Report {
+    /// The root cause: the first diagnosis, if any.
+    pub fn root(&self) -> Option<&Diagnosis> {
+        self.diagnoses.first()
+    }
+
+    /// True when the report names a real problem (anything but `none`).
+    pub fn found_problem(&self) -> bool {
+        self.diagnoses.iter().any(|d| d.cause != "none")
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    Low,
+    Medium,
+    High,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Diagnosis {
+    pub cause: String,
+    pub title: String,
+    pub confidence: Confidence,
+    pub op: Option<String>,
+    pub location: Option<Location>,
+    pub rank: Option<u32>,
+    pub evidence: Vec<Evidence>,
+    /// Numbers the evidence reveals: `value`, `min`, `max`, `bound`, `bad_count`, ...
+    pub values: Map<String, Value>,
+    pub explanation: String,
+    pub fix: String,
+    pub checklist_step: Option<u8>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Location {
+    pub file: String,
+    pub line: Option<u64>,
+    pub function: Option<String>,
+    pub code: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Evidence {
+    pub kind: String,
+    pub text: String,
+    /// 1-based line number in the input the evidence was read from.
+    pub source_line: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Secondary {
+    pub cause: String,
+    pub text: String,
+}
