@@ -9,5 +9,6 @@ pub mod commands;
 pub mod exit;
 pub mod kb;
 pub mod lint;
+pub mod pyembed;
 pub mod render;
 pub mod report;

@@ -1,0 +1,63 @@
+//! The Python package, embedded in the binary (see build.rs), and its materialisation
+//! into a private directory that `run` and `scan` put on the child's PYTHONPATH.
+
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+
+include!(concat!(env!("OUT_DIR"), "/python_files.rs"));
+
+/// A directory holding `assertscope/…` (the embedded package), removed on drop.
+pub struct Materialized {
+    dir: PathBuf,
+}
+
+impl Materialized {
+    /// Writes the embedded package into a fresh private temporary directory.
+    pub fn create() -> anyhow::Result<Materialized> {
+        let base = std::env::temp_dir();
+        let dir =
+            unique_dir(&base).context("creating a temporary directory for the injected Python package")?;
+        let this = Materialized { dir };
+        for (rel, text) in FILES {
+            let path = this.dir.join(rel);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+            }
+            std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        }
+        Ok(this)
+    }
+
+    /// The directory to put on PYTHONPATH (it contains the `assertscope` package).
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for Materialized {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn unique_dir(base: &Path) -> std::io::Result<PathBuf> {
+    let pid = std::process::id();
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    for attempt in 0..100u32 {
+        let dir = base.join(format!("assertscope-{pid}-{nanos:x}-{attempt}"));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => {
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::PermissionsExt;
+                    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+                }
+                return Ok(dir);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "no free temporary directory name"))
+}
