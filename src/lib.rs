@@ -6,9 +6,11 @@
 
 pub mod cli;
 pub mod commands;
+pub mod diagnose;
 pub mod exit;
 pub mod kb;
 pub mod lint;
+pub mod log;
 pub mod pyembed;
 pub mod render;
 pub mod report;

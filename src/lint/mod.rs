@@ -21,3 +21,20 @@ pub struct RuleDoc {
 pub fn rule_docs() -> Vec<RuleDoc> {
     Vec::new()
 }
+
+/// `assertscope rules CODE` for a lint rule: what it does, why it matters, example, fix.
+pub fn render_rule_doc(rule: &RuleDoc, p: &crate::render::style::Palette) -> String {
+    format!(
+        "{}{}{} ({}): {}\n\n{}what it does{}\n  {}\n\n{}why it matters{}\n  {}\n\n{}example{}\n{}\n\n{}fix{}\n  {}\n\nprevents: {}\n",
+        p.bold, rule.code, p.reset, rule.name, rule.summary,
+        p.bold, p.reset, rule.what_it_does,
+        p.bold, p.reset, rule.why_it_matters,
+        p.bold, p.reset, indent(rule.example),
+        p.bold, p.reset, rule.fix,
+        rule.cause,
+    )
+}
+
+fn indent(s: &str) -> String {
+    s.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
+}
