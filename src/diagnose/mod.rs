@@ -315,7 +315,7 @@ fn assertion_failure<'a>(kb: &'static KnowledgeBase, si: usize, group: &'a Asser
         assertion: Some(group),
         followon: None,
     };
-    if let Some(m) = kb.match_assert(&a.file, &a.kernel, &a.condition) {
+    if let Some(m) = kb.match_assert(&a.file, &a.kernel, &a.condition, a.message.as_deref()) {
         f.cause = Some(m.site.cause.clone());
         f.op = Some(m.site.op.clone());
         f.hint = Some(m.site.hint.clone());
@@ -455,7 +455,12 @@ fn build_diagnosis(
             source_line: Some(group.first_log_line),
         });
         if kb
-            .match_assert(&group.assertion.file, &group.assertion.kernel, &group.assertion.condition)
+            .match_assert(
+                &group.assertion.file,
+                &group.assertion.kernel,
+                &group.assertion.condition,
+                group.assertion.message.as_deref(),
+            )
             .is_some_and(|m| !m.confirmed)
         {
             confidence = Confidence::Medium;
@@ -542,14 +547,11 @@ fn build_diagnosis(
     values::from_stated_sizes(&cause_id, scan, before, &mut values, &mut evidence);
 
     let cause = kb.expect_cause(&cause_id);
-    let mut explanation = cause.explanation.clone();
-    if let Some(h) = &root.hint {
-        explanation = format!("{h}\n\n{explanation}");
-    }
-    for n in &notes {
-        explanation.push_str("\n\n");
-        explanation.push_str(n);
-    }
+    // Most specific first: where to look, what this site means, then the cause in general.
+    let mut paragraphs: Vec<&str> = notes.iter().map(String::as_str).collect();
+    paragraphs.extend(root.hint.as_deref());
+    paragraphs.push(&cause.explanation);
+    let explanation = paragraphs.join("\n\n");
     let mut fix = cause.fix.clone();
     for hint in values::hints(kb, &cause_id, &values) {
         fix = format!("{hint}\n\n{fix}");

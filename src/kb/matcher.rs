@@ -75,6 +75,7 @@ impl Matchers {
         file: &str,
         kernel: &str,
         condition: &str,
+        message: Option<&str>,
     ) -> Option<AssertMatch<'kb>> {
         let condition = collapse_whitespace(condition);
         let kernel = kernel_name(kernel);
@@ -84,7 +85,11 @@ impl Matchers {
             let score = |site: &AssertSite| {
                 let kernel_hit = !site.kernel.is_empty() && site.kernel == kernel;
                 let file_hit = !site.file.is_empty() && site.file.eq_ignore_ascii_case(file);
-                (kernel_hit as u8) * 2 + file_hit as u8
+                let message_hit = site
+                    .message_contains
+                    .as_deref()
+                    .is_some_and(|needle| message.is_some_and(|m| m.contains(needle)));
+                (message_hit as u8) * 4 + (kernel_hit as u8) * 2 + file_hit as u8
             };
             let best =
                 candidates.iter().copied().max_by_key(|&i| (score(&asserts[i]), std::cmp::Reverse(i)))?;

@@ -53,6 +53,8 @@ pub struct AssertSite {
     pub internal: bool,
     #[serde(default)]
     pub cpu_message: Option<String>,
+    #[serde(default)]
+    pub message_contains: Option<String>,
     pub hint: String,
 }
 
@@ -272,8 +274,15 @@ impl KnowledgeBase {
         self.ops.iter().find(|o| o.name == name)
     }
 
-    pub fn match_assert(&self, file: &str, kernel: &str, condition: &str) -> Option<AssertMatch<'_>> {
-        self.matchers.match_assert(&self.asserts, file, kernel, condition)
+    /// The site of an assertion; `message` is the explanatory text of the printf form.
+    pub fn match_assert(
+        &self,
+        file: &str,
+        kernel: &str,
+        condition: &str,
+        message: Option<&str>,
+    ) -> Option<AssertMatch<'_>> {
+        self.matchers.match_assert(&self.asserts, file, kernel, condition, message)
     }
 
     pub fn match_message(&self, text: &str) -> Option<MessageMatch<'_>> {
