@@ -1,7 +1,8 @@
 //! Compiled lookups over the knowledge base tables.
 
 use super::{collapse_whitespace, AssertSite, FollowOn, Message, OpSignature};
-use regex::{Regex, RegexSet};
+use aho_corasick::AhoCorasick;
+use regex::Regex;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
@@ -10,7 +11,8 @@ pub struct Matchers {
     by_condition: HashMap<String, Vec<usize>>,
     /// Sites whose condition is a pattern (generated kernels).
     by_regex: Vec<(usize, Regex)>,
-    message_set: RegexSet,
+    /// Each message's literal: a message's regex runs only on text that contains it.
+    message_literals: AhoCorasick,
     message_regexes: Vec<Regex>,
     op_calls: Vec<Vec<Regex>>,
 }
@@ -57,7 +59,7 @@ impl Matchers {
             let re = Regex::new(&m.pattern).map_err(|e| anyhow::anyhow!("messages.toml: {}: {e}", m.id))?;
             message_regexes.push(re);
         }
-        let message_set = RegexSet::new(messages.iter().map(|m| m.pattern.as_str()))?;
+        let message_literals = AhoCorasick::new(messages.iter().map(|m| m.literal.as_str()))?;
         let mut op_calls = Vec::with_capacity(ops.len());
         for op in ops {
             let mut calls = Vec::new();
@@ -66,7 +68,7 @@ impl Matchers {
             }
             op_calls.push(calls);
         }
-        Ok(Matchers { by_condition, by_regex, message_set, message_regexes, op_calls })
+        Ok(Matchers { by_condition, by_regex, message_literals, message_regexes, op_calls })
     }
 
     pub fn match_assert<'kb>(
@@ -114,12 +116,21 @@ impl Matchers {
     }
 
     pub fn match_message<'kb>(&self, messages: &'kb [Message], text: &str) -> Option<MessageMatch<'kb>> {
-        let first = self.message_set.matches(text).into_iter().next()?;
-        let re = &self.message_regexes[first];
-        let caps = re.captures(text)?;
-        let mut values = capture_values(re, &caps);
-        let op = values.remove("op").and_then(|v| v.as_str().map(str::to_string));
-        Some(MessageMatch { message: &messages[first], values, op })
+        let mut candidates: Vec<usize> =
+            self.message_literals.find_overlapping_iter(text).map(|m| m.pattern().as_usize()).collect();
+        if candidates.is_empty() {
+            return None;
+        }
+        // The first entry of the file that matches wins.
+        candidates.sort_unstable();
+        candidates.dedup();
+        candidates.into_iter().find_map(|i| {
+            let re = &self.message_regexes[i];
+            let caps = re.captures(text)?;
+            let mut values = capture_values(re, &caps);
+            let op = values.remove("op").and_then(|v| v.as_str().map(str::to_string));
+            Some(MessageMatch { message: &messages[i], values, op })
+        })
     }
 
     pub fn op_of_frame<'kb>(

@@ -52,7 +52,6 @@ pub const TRIGGERS: &[&str] = &[
     "ocab",
     "nan",
     "inf",
-    "e+",
 ];
 
 fn triggers() -> &'static AhoCorasick {
