@@ -14,3 +14,4 @@ pub mod log;
 pub mod pyembed;
 pub mod render;
 pub mod report;
+pub mod run;
