@@ -144,6 +144,6 @@ fn human_output_shows_the_source_line_from_disk() {
     );
     let out = assertscope(&["explain"], Some(log.as_bytes()));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("4 | loss = criterion(model(x), y)"), "{text}");
+    assert!(text.contains("4 |     loss = criterion(model(x), y)"), "{text}");
     assert!(text.contains("error[target-out-of-range]"), "{text}");
 }

@@ -626,18 +626,21 @@ fn location_of(frame: &Frame, _source: Option<&str>) -> Location {
         file: frame.file.clone(),
         line: frame.line,
         function: frame.function.clone(),
-        code: frame.code.clone().or_else(|| source_line(&frame.file, frame.line)),
+        code: frame
+            .code
+            .clone()
+            .or_else(|| source_line(&frame.file, frame.line).map(|l| l.trim().to_string())),
     }
 }
 
-/// The line of a source file that exists on this machine.
+/// The line of a source file that exists on this machine, as written (indentation kept).
 pub fn source_line(file: &str, line: Option<u64>) -> Option<String> {
     let line = line?;
     if line == 0 {
         return None;
     }
     let text = std::fs::read_to_string(file).ok()?;
-    text.lines().nth(line as usize - 1).map(|l| l.trim().to_string())
+    text.lines().nth(line as usize - 1).map(|l| l.trim_end().to_string())
 }
 
 fn secondary(

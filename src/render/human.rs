@@ -117,8 +117,14 @@ fn write_location(out: &mut String, p: &Palette, loc: &Location, label: Option<&
         let _ = writeln!(out, "{gutter} {}|{}", p.gutter, p.reset);
         let _ = writeln!(out, "{}{n}{} {}|{} {code}", p.gutter, p.reset, p.gutter, p.reset);
         if let Some(label) = label {
-            let carets = "^".repeat(code.chars().count().max(1));
-            let _ = writeln!(out, "{gutter} {}|{} {}{carets} {label}{}", p.gutter, p.reset, p.error, p.reset);
+            let indent = code.chars().take_while(|c| c.is_whitespace()).count();
+            let carets = "^".repeat(code.trim().chars().count().max(1));
+            let pad = " ".repeat(indent);
+            let _ = writeln!(
+                out,
+                "{gutter} {}|{} {pad}{}{carets} {label}{}",
+                p.gutter, p.reset, p.error, p.reset
+            );
         }
         let _ = writeln!(out, "{gutter} {}|{}", p.gutter, p.reset);
     }
