@@ -8,6 +8,7 @@ pub mod cli;
 pub mod commands;
 pub mod diagnose;
 pub mod exit;
+pub mod guard_report;
 pub mod kb;
 pub mod lint;
 pub mod log;

@@ -2,6 +2,7 @@
 //! them, or stdin) to its root cause, the user's line and the fix.
 
 use crate::diagnose;
+use crate::guard_report::{self, GuardReport};
 use crate::log::{self, LogScan};
 use crate::render::{self, style::ColorChoice, style::Palette};
 use crate::report::Report;
@@ -26,9 +27,9 @@ pub struct ExplainArgs {
 }
 
 pub fn execute(args: ExplainArgs) -> anyhow::Result<u8> {
-    let scans = scan_inputs(&args.inputs)?;
-    let report = diagnose::diagnose(&scans);
-    let subject = if scans.len() == 1 { "the log" } else { "the logs" };
+    let Inputs { scans, reports } = read_inputs(&args.inputs)?;
+    let report = diagnose::diagnose_job(&scans, &reports);
+    let subject = if scans.len() + reports.len() == 1 { "the log" } else { "the logs" };
     print_report(&report, args.json, args.color, subject)?;
     Ok(exit_status(&report))
 }
@@ -57,40 +58,59 @@ pub fn print_report(report: &Report, json: bool, color: ColorChoice, subject: &s
     }
 }
 
-/// Scans every input; directories contribute every log file below them.
-pub fn scan_inputs(inputs: &[PathBuf]) -> anyhow::Result<Vec<LogScan>> {
-    let mut scans = Vec::new();
+/// What the inputs hold: logs, and the guard's reports of a `run --report-dir` job.
+pub struct Inputs {
+    pub scans: Vec<LogScan>,
+    pub reports: Vec<GuardReport>,
+}
+
+/// Reads every input; directories contribute every log file and guard report below them.
+pub fn read_inputs(inputs: &[PathBuf]) -> anyhow::Result<Inputs> {
+    let mut out = Inputs { scans: Vec::new(), reports: Vec::new() };
     if inputs.is_empty() {
         if io::stdin().is_terminal() {
             anyhow::bail!(
                 "no log given: pass a log file or directory, or pipe one in (python train.py 2>&1 | assertscope explain)"
             );
         }
-        scans.push(scan_stdin()?);
-        return Ok(scans);
+        out.scans.push(scan_stdin()?);
+        return Ok(out);
     }
+    let mut files: Vec<(PathBuf, bool)> = Vec::new();
     for input in inputs {
         if input.as_os_str() == "-" {
-            scans.push(scan_stdin()?);
+            out.scans.push(scan_stdin()?);
             continue;
         }
         let meta = std::fs::metadata(input).with_context(|| format!("{}", input.display()))?;
         if meta.is_dir() {
-            let files = log_files_in(input)?;
-            anyhow::ensure!(!files.is_empty(), "{}: the directory holds no log files", input.display());
-            for file in files {
-                match scan_file(&file) {
-                    Ok(scan) => scans.push(scan),
-                    // Inside a directory, skip what is not text (core dumps, checkpoints).
-                    Err(e) if e.downcast_ref::<BinaryInput>().is_some() => {}
-                    Err(e) => return Err(e),
-                }
-            }
+            let found = log_files_in(input)?;
+            anyhow::ensure!(!found.is_empty(), "{}: the directory holds no log files", input.display());
+            files.extend(found.into_iter().map(|f| (f, true)));
         } else {
-            scans.push(scan_file(input)?);
+            files.push((input.clone(), false));
         }
     }
-    Ok(scans)
+    let ranks = ranks_of(&files.iter().map(|(f, _)| f.as_path()).collect::<Vec<_>>());
+    for ((file, in_dir), rank) in files.iter().zip(ranks) {
+        if guard_report::is_report_file(file) {
+            let text = std::fs::read_to_string(file).with_context(|| format!("{}", file.display()))?;
+            let report = GuardReport::parse(&text)
+                .with_context(|| format!("{}: not a guard report", file.display()))?;
+            out.reports.push(report);
+            continue;
+        }
+        // Inside a directory, skip what is not a log (core dumps, checkpoints, JSON).
+        if *in_dir && file.extension().is_some_and(|e| e == "json") {
+            continue;
+        }
+        match scan_file(file, rank) {
+            Ok(scan) => out.scans.push(scan),
+            Err(e) if *in_dir && e.downcast_ref::<BinaryInput>().is_some() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
 }
 
 #[derive(Debug)]
@@ -108,10 +128,9 @@ fn scan_stdin() -> anyhow::Result<LogScan> {
     scan_reader(io::stdin().lock(), "-", None).context("<stdin>")
 }
 
-fn scan_file(path: &Path) -> anyhow::Result<LogScan> {
+fn scan_file(path: &Path, rank: Option<u32>) -> anyhow::Result<LogScan> {
     let file = File::open(path).with_context(|| format!("{}", path.display()))?;
-    scan_reader(file, &path.display().to_string(), rank_from_path(path))
-        .with_context(|| format!("{}", path.display()))
+    scan_reader(file, &path.display().to_string(), rank).with_context(|| format!("{}", path.display()))
 }
 
 fn scan_reader<R: Read>(mut reader: R, name: &str, rank: Option<u32>) -> anyhow::Result<LogScan> {
@@ -167,6 +186,49 @@ fn log_files_in(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// The rank of each file: from its own name where it says so, else, for a set of files
+/// named alike (Slurm's `job-%j_%t.out`), from the one number that differs between them.
+pub fn ranks_of(files: &[&Path]) -> Vec<Option<u32>> {
+    let named: Vec<Option<u32>> = files.iter().map(|f| rank_from_path(f)).collect();
+    if named.iter().any(Option::is_some) || files.len() < 2 {
+        return named;
+    }
+    let shapes: Vec<(String, Vec<u64>)> = files.iter().map(|f| number_skeleton(f)).collect();
+    let (skeleton, numbers) = &shapes[0];
+    if numbers.is_empty() || shapes.iter().any(|(s, n)| s != skeleton || n.len() != numbers.len()) {
+        return named;
+    }
+    let varying: Vec<usize> =
+        (0..numbers.len()).filter(|&i| shapes.iter().any(|(_, n)| n[i] != numbers[i])).collect();
+    match varying.as_slice() {
+        [i] => shapes.iter().map(|(_, n)| u32::try_from(n[*i]).ok()).collect(),
+        _ => named,
+    }
+}
+
+/// A file name with its digit runs taken out: `slurm-4411_3.out` -> (`slurm-#_#.out`, [4411, 3]).
+fn number_skeleton(path: &Path) -> (String, Vec<u64>) {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut skeleton = String::new();
+    let mut numbers = Vec::new();
+    let mut digits = String::new();
+    for c in name.chars().chain(std::iter::once('\0')) {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        if !digits.is_empty() {
+            numbers.push(digits.parse().unwrap_or(u64::MAX));
+            skeleton.push('#');
+            digits.clear();
+        }
+        if c != '\0' {
+            skeleton.push(c);
+        }
+    }
+    (skeleton, numbers)
+}
+
 /// The rank a per-rank log file belongs to, from its name: `rank3.log`, `rank_3.txt`,
 /// torchrun's `--log-dir` layout `…/attempt_0/3/stderr.log`, `task-3.out`, `worker3.log`.
 pub fn rank_from_path(path: &Path) -> Option<u32> {
@@ -206,5 +268,16 @@ mod tests {
         ] {
             assert_eq!(rank_from_path(Path::new(p)), want, "{p}");
         }
+    }
+
+    #[test]
+    fn ranks_from_the_number_that_differs() {
+        let files = ["out/slurm-4411_0.out", "out/slurm-4411_1.out", "out/slurm-4411_12.out"];
+        let paths: Vec<&Path> = files.iter().map(Path::new).collect();
+        assert_eq!(ranks_of(&paths), vec![Some(0), Some(1), Some(12)]);
+        let unrelated: Vec<&Path> = ["a/train_v2.log", "b/eval_v3.log"].iter().map(Path::new).collect();
+        assert_eq!(ranks_of(&unrelated), vec![None, None]);
+        let single: Vec<&Path> = ["exp_2024_05.log"].iter().map(Path::new).collect();
+        assert_eq!(ranks_of(&single), vec![None]);
     }
 }

@@ -3,8 +3,8 @@
 
 use crate::diagnose;
 use crate::render::style::{ColorChoice, Palette};
-use crate::report::{Report, Secondary};
-use crate::run::{self, reports::GuardReport, Ended, GuardMode, Outcome, Sink};
+use crate::report::Report;
+use crate::run::{self, Ended, GuardMode, Outcome, Sink};
 use anyhow::Context;
 use std::ffi::OsString;
 use std::io::Write;
@@ -100,49 +100,11 @@ pub fn execute(args: RunArgs) -> anyhow::Result<u8> {
 /// The diagnosis of a run: what the guard reported, else what the output shows, with the
 /// next step when a device-side assert got past the guard.
 fn diagnosis(outcome: &Outcome, args: &RunArgs, program: &str) -> Report {
-    let from_log = diagnose::diagnose(std::slice::from_ref(&outcome.scan));
-    let Some((first, rest)) = outcome.reports.split_first() else {
-        return with_next_step(from_log, outcome, args, program);
-    };
-    let mut report = Report::default();
-    let mut root = first.diagnosis.clone();
-    root.rank = root.rank.or(first.rank);
-    report.diagnoses.push(root);
-    for other in rest {
-        let who = who(other);
-        if other.diagnosis.cause == first.diagnosis.cause && other.pid == first.pid {
-            continue;
-        }
-        report.secondary.push(Secondary {
-            cause: other.diagnosis.cause.clone(),
-            text: format!("{who} also failed: {}", other.diagnosis.title),
-        });
-    }
-    // What else the log shows: ranks that only waited, follow-on errors.
-    for s in from_log.secondary {
-        if !report.secondary.contains(&s) {
-            report.secondary.push(s);
-        }
-    }
-    if let Some(d) = from_log.diagnoses.first() {
-        if d.cause == "distributed-peer-failure" && d.rank != report.diagnoses[0].rank {
-            report.secondary.push(Secondary {
-                cause: d.cause.clone(),
-                text: format!(
-                    "rank {} only waited: {}",
-                    d.rank.map_or("?".into(), |r| r.to_string()),
-                    d.title
-                ),
-            });
-        }
-    }
-    report
-}
-
-fn who(r: &GuardReport) -> String {
-    match r.rank {
-        Some(rank) => format!("rank {rank} ({}, pid {})", r.host, r.pid),
-        None => format!("process {} on {}", r.pid, r.host),
+    let report = diagnose::diagnose_job(std::slice::from_ref(&outcome.scan), &outcome.reports);
+    if outcome.reports.is_empty() {
+        with_next_step(report, outcome, args, program)
+    } else {
+        report
     }
 }
 

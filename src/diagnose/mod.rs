@@ -11,6 +11,7 @@
 pub mod frames;
 mod values;
 
+use crate::guard_report::{self, GuardReport};
 use crate::kb::{KnowledgeBase, Role};
 use crate::log::traceback::{ExceptionText, Frame, Style, Traceback};
 use crate::log::{AssertionGroup, LogScan};
@@ -69,6 +70,45 @@ struct Failure<'a> {
 struct Stream<'a> {
     failures: Vec<Failure<'a>>,
     tracebacks: Vec<(usize, &'a Traceback)>,
+}
+
+/// Diagnoses a job from what its guard reported (`reports`, any order) and what its
+/// output shows: the first process the guard stopped is the root; the logs tell which
+/// other ranks only waited and which errors followed.
+pub fn diagnose_job(scans: &[LogScan], reports: &[GuardReport]) -> Report {
+    let from_log = diagnose(scans);
+    let mut ordered: Vec<&GuardReport> = reports.iter().collect();
+    ordered.sort_by(|a, b| a.time.total_cmp(&b.time));
+    let Some((first, rest)) = ordered.split_first() else { return from_log };
+    let mut report = Report::default();
+    let mut root = first.diagnosis.clone();
+    root.rank = root.rank.or(first.rank);
+    let root_rank = root.rank;
+    report.diagnoses.push(root);
+    for other in rest {
+        if other.pid == first.pid && other.host == first.host {
+            continue;
+        }
+        report.secondary.push(Secondary {
+            cause: other.diagnosis.cause.clone(),
+            text: format!("{} also failed: {}", guard_report::who(other), other.diagnosis.title),
+        });
+    }
+    // What else the output shows: follow-on errors, ranks that only waited.
+    let log_root_rank = from_log.root().and_then(|d| d.rank);
+    for s in from_log.secondary {
+        if !report.secondary.contains(&s) {
+            report.secondary.push(s);
+        }
+    }
+    if let Some(d) = from_log.diagnoses.into_iter().next() {
+        if d.rank != root_rank && (d.rank.is_some() || log_root_rank.is_none()) && d.cause != "none" {
+            let who = d.rank.map_or("the output".to_string(), |r| format!("rank {r}"));
+            let cause = if d.cause == "distributed-peer-failure" { d.cause } else { "cascade".to_string() };
+            report.secondary.push(Secondary { cause, text: format!("{who}: {}", d.title) });
+        }
+    }
+    report
 }
 
 /// Diagnoses one or more logs (several per-rank logs of one job, or one log).

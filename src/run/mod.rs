@@ -5,14 +5,13 @@
 mod output;
 #[cfg(unix)]
 mod pty;
-pub mod reports;
 
 pub use output::Sink;
 
+use crate::guard_report::{self as reports, GuardReport};
 use crate::log::{self, LogScan};
 use crate::pyembed::Materialized;
 use anyhow::Context;
-use reports::GuardReport;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -1,5 +1,6 @@
 //! The guard's reports: one JSON file per `GuardError`, written by the guard in each
-//! process into the directory `run` gives it (`ASSERTSCOPE_REPORT_DIR`).
+//! process into the directory `run` gives it (`ASSERTSCOPE_REPORT_DIR`). `run` reads them
+//! when the command ends; `explain DIR` reads those of a multi-node job.
 
 use crate::report::Diagnosis;
 use anyhow::Context;
@@ -55,4 +56,12 @@ pub fn read_dir(dir: &Path) -> anyhow::Result<Vec<GuardReport>> {
     }
     reports.sort_by(|a, b| a.time.total_cmp(&b.time));
     Ok(reports)
+}
+
+/// How a report's process is named in a diagnosis.
+pub fn who(r: &GuardReport) -> String {
+    match r.rank {
+        Some(rank) => format!("rank {rank} ({}, pid {})", r.host, r.pid),
+        None => format!("process {} on {}", r.pid, r.host),
+    }
 }
