@@ -56,14 +56,15 @@ pub struct Prefixed<'a> {
 
 /// Strips launcher prefixes: torchrun's `[rank3]:` and `[default0]:` (also stacked, as
 /// with `--tee`), `srun --label`'s `3: `, Open MPI's `[1,3]<stderr>:`, and pdsh's
-/// `worker-3: `.
+/// `worker-3: `; and the timestamp that log collectors (kubectl --timestamps, cloud
+/// consoles) put before every line.
 pub fn strip_rank_prefix(line: &str) -> Prefixed<'_> {
     let mut rank = None;
-    let mut text = line;
+    let mut text = strip_timestamp(line);
     loop {
         if let Some((r, rest)) = bracketed_rank(text) {
             rank = rank.or(Some(r));
-            text = rest;
+            text = strip_timestamp(rest);
             continue;
         }
         break;
@@ -74,6 +75,68 @@ pub fn strip_rank_prefix(line: &str) -> Prefixed<'_> {
         }
     }
     Prefixed { rank, text }
+}
+
+/// A leading `2024-01-15T10:23:45.123Z`, `2024-01-15 10:23:45,123` or
+/// `[2024-01-15 10:23:45]`, and the blank after it.
+fn strip_timestamp(s: &str) -> &str {
+    let b = s.as_bytes();
+    let bracket = b.first() == Some(&b'[');
+    let mut i = bracket as usize;
+    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+    let is = |i: usize, c: u8| b.get(i) == Some(&c);
+    // YYYY-MM-DD
+    if !(digit(i)
+        && digit(i + 1)
+        && digit(i + 2)
+        && digit(i + 3)
+        && is(i + 4, b'-')
+        && digit(i + 5)
+        && digit(i + 6))
+        || !(is(i + 7, b'-') && digit(i + 8) && digit(i + 9))
+    {
+        return s;
+    }
+    i += 10;
+    // [T ]HH:MM:SS
+    if !(is(i, b'T') || is(i, b' '))
+        || !(digit(i + 1) && digit(i + 2) && is(i + 3, b':') && digit(i + 4) && digit(i + 5))
+    {
+        return s;
+    }
+    i += 6;
+    if is(i, b':') && digit(i + 1) && digit(i + 2) {
+        i += 3;
+    }
+    if (is(i, b'.') || is(i, b',')) && digit(i + 1) {
+        i += 1;
+        while digit(i) {
+            i += 1;
+        }
+    }
+    if is(i, b'Z') {
+        i += 1;
+    } else if (is(i, b'+') || is(i, b'-')) && digit(i + 1) && digit(i + 2) {
+        i += 3;
+        if is(i, b':') {
+            i += 1;
+        }
+        while digit(i) {
+            i += 1;
+        }
+    }
+    if bracket {
+        if !is(i, b']') {
+            return s;
+        }
+        i += 1;
+    }
+    if is(i, b' ') || is(i, b'\t') {
+        i += 1;
+    } else if i < b.len() {
+        return s;
+    }
+    &s[i..]
 }
 
 /// `[rank3]:`, `[default3]:`, `[1,3]<stdout>:` at the start of `s`.
@@ -137,6 +200,20 @@ mod tests {
         assert_eq!((p.rank, p.text), (Some(2), "RuntimeError: boom"));
         let p = strip_rank_prefix("worker-0: Traceback (most recent call last):");
         assert_eq!((p.rank, p.text), (Some(0), "Traceback (most recent call last):"));
+    }
+
+    #[test]
+    fn strips_collector_timestamps() {
+        let p = strip_rank_prefix("2024-01-15T10:23:45.123456789Z   File \"train.py\", line 3, in <module>");
+        assert_eq!(p.text, "  File \"train.py\", line 3, in <module>");
+        let p =
+            strip_rank_prefix("[2024-01-15 10:23:45] RuntimeError: CUDA error: device-side assert triggered");
+        assert_eq!(p.text, "RuntimeError: CUDA error: device-side assert triggered");
+        let p = strip_rank_prefix("2024-01-15 10:23:45,123 [rank2]: Traceback (most recent call last):");
+        assert_eq!((p.rank, p.text), (Some(2), "Traceback (most recent call last):"));
+        let p = strip_rank_prefix("[rank2]:2024-01-15T10:23:45+00:00 IndexError: x");
+        assert_eq!((p.rank, p.text), (Some(2), "IndexError: x"));
+        assert_eq!(strip_rank_prefix("2024-01-15 was a good day").text, "2024-01-15 was a good day");
     }
 
     #[test]
