@@ -18,7 +18,7 @@ fn size_pattern() -> &'static Regex {
     static P: OnceLock<Regex> = OnceLock::new();
     P.get_or_init(|| {
         Regex::new(
-            r"(?i)\b(?P<key>num[_ ]?classes|n[_ ]?classes|num[_ ]?labels|n[_ ]?labels|vocab(?:ulary)?[_ ]?size|n[_ ]?vocab|num[_ ]?embeddings|max[_ ]?position[_ ]?embeddings|max[_ ]?positions)\b\s*(?:=|:|is)?\s*(?P<value>\d{1,9})\b",
+            r"(?i)\b(?P<key>num[_ ]?classes|n[_ ]?classes|num[_ ]?labels|n[_ ]?labels|vocab(?:ulary)?(?:[_ ]?size)?|n[_ ]?vocab|num[_ ]?embeddings|max[_ ]?position[_ ]?embeddings|max[_ ]?positions)\b\s*(?:=|:|is)?\s*(?P<value>\d{1,9})\b",
         )
         .unwrap()
     })
@@ -40,7 +40,7 @@ fn normalise_key(raw: &str) -> Option<&'static str> {
     Some(match k.as_str() {
         "numclasses" | "nclasses" => "num_classes",
         "numlabels" | "nlabels" => "num_labels",
-        "vocabsize" | "vocabularysize" | "nvocab" => "vocab_size",
+        "vocab" | "vocabulary" | "vocabsize" | "vocabularysize" | "nvocab" => "vocab_size",
         "numembeddings" => "num_embeddings",
         "maxpositionembeddings" | "maxpositions" => "max_position_embeddings",
         _ => return None,
@@ -73,6 +73,7 @@ mod tests {
         assert_eq!(s.len(), 1);
         assert_eq!((s[0].key, s[0].value), ("num_classes", 7));
         assert_eq!(stated_sizes("Vocab size: 10000", 1)[0].value, 10000);
+        assert_eq!(stated_sizes("Loading tokenizer gpt2 (vocab 50257)", 1)[0].key, "vocab_size");
         assert_eq!(stated_sizes("num_classes = 5", 1)[0].key, "num_classes");
         assert!(stated_sizes("epoch 5 loss 2.0", 1).is_empty());
     }
