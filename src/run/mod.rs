@@ -205,7 +205,10 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<Outcome
     }
 
     let (lines_tx, lines_rx) = output::channel();
-    let scanner = std::thread::spawn(move || log::scan(lines_rx, "the run", None));
+    // With a shared report directory the output's tail is kept there too, for `explain DIR`.
+    let tail = std::sync::Arc::new(std::sync::Mutex::new(output::Tail::new(OUTPUT_TAIL_BYTES)));
+    let tee = output::TeeTail::new(lines_rx, tail.clone());
+    let scanner = std::thread::spawn(move || log::scan(tee, "the run", None));
 
     let use_pty = opts.pty && std::io::stdout().is_terminal();
     let mut pumps = Vec::new();
@@ -288,6 +291,9 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<Outcome
         .unwrap_or(0);
     if opts.report_dir.is_some() {
         let _ = std::fs::remove_file(report_dir.join("python-processes"));
+        let kept = tail.lock().map(|t| t.contents()).unwrap_or_default();
+        let path = report_dir.join(output_file_name());
+        std::fs::write(&path, kept).with_context(|| format!("writing {}", path.display()))?;
     }
     let ended = match (status.code(), status.signal()) {
         (Some(c), _) => Ended::Exited(c),
@@ -301,6 +307,29 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<Outcome
 #[cfg(not(unix))]
 pub fn supervise(_command: &[OsString], _opts: &Options) -> anyhow::Result<Outcome> {
     anyhow::bail!("assertscope run needs a Unix system (Linux or macOS); on Windows use `import assertscope; assertscope.guard()` in the script")
+}
+
+/// How much of the command's output `--report-dir` keeps.
+const OUTPUT_TAIL_BYTES: usize = 16 << 20;
+
+/// `output-rank3-node07-4242.log`: the rank (when a launcher set one for this process,
+/// as srun does), the host and the pid, so that `explain DIR` can tell the files apart.
+fn output_file_name() -> String {
+    let rank = ["RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|r| r.parse::<u32>().is_ok()));
+    let host = nix::unistd::gethostname()
+        .ok()
+        .and_then(|h| h.into_string().ok())
+        .map(|h| {
+            h.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect::<String>()
+        })
+        .unwrap_or_else(|| "host".into());
+    let pid = std::process::id();
+    match rank {
+        Some(r) => format!("output-rank{r}-{host}-{pid}.log"),
+        None => format!("output-{host}-{pid}.log"),
+    }
 }
 
 fn has_report(dir: &Path) -> bool {

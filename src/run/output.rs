@@ -102,8 +102,72 @@ impl Read for ChannelReader {
     }
 }
 
+/// The last bytes of a stream, kept while it is read (for `run --report-dir`).
+pub struct Tail {
+    buf: std::collections::VecDeque<u8>,
+    cap: usize,
+}
+
+impl Tail {
+    pub fn new(cap: usize) -> Tail {
+        Tail { buf: std::collections::VecDeque::new(), cap }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        let bytes = &bytes[bytes.len().saturating_sub(self.cap)..];
+        let overflow = (self.buf.len() + bytes.len()).saturating_sub(self.cap);
+        self.buf.drain(..overflow);
+        self.buf.extend(bytes);
+    }
+
+    /// The kept bytes, starting at a line boundary when the start was cut.
+    pub fn contents(&self) -> Vec<u8> {
+        let (a, b) = self.buf.as_slices();
+        let mut v = [a, b].concat();
+        if self.buf.len() == self.cap {
+            if let Some(i) = memchr::memchr(b'\n', &v) {
+                v.drain(..=i);
+            }
+        }
+        v
+    }
+}
+
+/// A reader that keeps the tail of what passes through it.
+pub struct TeeTail<R> {
+    inner: R,
+    tail: std::sync::Arc<std::sync::Mutex<Tail>>,
+}
+
+impl<R> TeeTail<R> {
+    pub fn new(inner: R, tail: std::sync::Arc<std::sync::Mutex<Tail>>) -> Self {
+        TeeTail { inner, tail }
+    }
+}
+
+impl<R: Read> Read for TeeTail<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(out)?;
+        if let Ok(mut t) = self.tail.lock() {
+            t.push(&out[..n]);
+        }
+        Ok(n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn tail_keeps_the_last_whole_lines() {
+        let mut t = Tail::new(10);
+        t.push(b"first line\nsecond\n");
+        t.push(b"end\n");
+        assert_eq!(t.contents(), b"end\n");
+        let mut small = Tail::new(100);
+        small.push(b"a\nb\n");
+        assert_eq!(small.contents(), b"a\nb\n");
+    }
+
     use super::*;
 
     #[test]
