@@ -67,11 +67,10 @@ def guard_info():
     try:
         import assertscope
 
-        state = getattr(assertscope, "guard_state", None)
         info["package"] = os.path.dirname(assertscope.__file__)
         info["version"] = getattr(assertscope, "__version__", None)
-        if callable(state):
-            info["guard"] = state()
+        if "torch" in sys.modules:
+            info["guarded"] = bool(assertscope.is_guarded())
     except Exception as exc:
         info["error"] = f"{exc.__class__.__name__}: {exc}"
     return info
