@@ -46,7 +46,7 @@ class MultinomialCheck(Check):
         row_list = ", ".join(str(position[0]) for position in positions)
         found = (
             f"{count} of {rows.shape[0]} {plural(rows.shape[0], 'row')} of probabilities are invalid "
-            f"({'; '.join(kinds)}): rows {row_list}{', ...' if count > len(positions) else ''}"
+            f"({'; '.join(kinds)}): {plural(count, 'row')} {row_list}{', ...' if count > len(positions) else ''}"
         )
         facts = {
             "bad_count": count,
