@@ -13,6 +13,19 @@ every guarded call, `.item()`, `.tolist()`, `.cpu()`, `.numpy()`, `backward()`,
 `optimizer.step()`, `torch.cuda.synchronize()`, and interpreter exit. When a copy shows a
 failure, the GuardError of the call that failed is raised there, naming that call's own
 line (captured cheaply when it was made) and its values (read now, on the error path).
+
+When the asynchronous error is raised, and what state the training is in then:
+  * it is raised at the first check point after the device finished the failing call's
+    check: usually the loss's `.item()` of the same step, the next guarded call, or the
+    `backward()` / `optimizer.step()` that follows; at the latest when the process exits
+    (then it is printed and reported, and the exit status is left alone);
+  * no kernel ever saw the bad value: class targets were replaced by ignore_index, indices
+    by 0 (or a valid offset), probabilities by 0.5 or a uniform row. Ops after the failing
+    call may have run on those stand-ins (their results are meaningless, but the CUDA
+    context is healthy and the process can still save a checkpoint or print more);
+  * if the check point is `optimizer.step()` the step is refused (the hook raises before
+    the update); a `.item()` or `.cpu()` check point raises after returning its value.
+Only the first failure is reported; the record starts clean after it.
 """
 
 import atexit
