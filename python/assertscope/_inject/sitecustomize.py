@@ -36,10 +36,16 @@ def _run_hidden_sitecustomize():
     shim = sys.modules.get("sitecustomize")
     here = getattr(shim, "__file__", None) or __file__
     ours = {_norm(os.path.dirname(os.path.abspath(here))), _norm(os.path.dirname(os.path.abspath(__file__)))}
+    rest = [p for p in sys.path if isinstance(p, str) and _norm(p) not in ours]
+    # Most interpreters have none: a few stat calls decide that without the import machinery.
+    if not any(
+        os.path.isfile(os.path.join(p or ".", "sitecustomize.py")) or os.path.isdir(os.path.join(p or ".", "sitecustomize"))
+        for p in rest
+    ):
+        return
     import importlib.util
     from importlib.machinery import PathFinder
 
-    rest = [p for p in sys.path if isinstance(p, str) and _norm(p) not in ours]
     spec = PathFinder.find_spec("sitecustomize", rest)
     if spec is None or spec.loader is None:
         return
