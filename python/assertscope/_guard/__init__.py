@@ -37,7 +37,8 @@ class GuardHandle:
             if was_enabled:
                 _engine.state.mode = mode
             else:
-                _switch_off()
+                # While another exception propagates, a late guard failure must not replace it.
+                _switch_off(drain=exc_type is None)
         return False
 
     def __repr__(self):
@@ -65,12 +66,12 @@ def guard(mode="auto"):
     return GuardHandle(previous)
 
 
-def _switch_off():
+def _switch_off(drain=True):
     from . import _engine, _patch
 
     _engine.state.enabled = False
     _patch.uninstall()
-    _engine.shutdown()
+    _engine.shutdown(drain)
 
 
 def unguard():

@@ -74,8 +74,8 @@ def skip_call():
     """True where checks must not run: inside assertscope itself, while torch.compile or
     torch.jit.trace records a graph, or under a dispatch mode (FakeTensor, meta tracing)."""
     return (
-        getattr(_tls, "busy", False)
-        or _is_compiling()
+        _is_compiling()  # first: torch.compile folds it to True and never traces the rest
+        or getattr(_tls, "busy", False)
         or _tracing_state() is not None
         or _dispatch_depth() > 0
     )
@@ -457,10 +457,11 @@ def _polling_before(original):
     return function
 
 
-def shutdown():
-    """Removes the check points and drops the ledgers (after draining them)."""
+def shutdown(drain=True):
+    """Removes the check points and drops the ledgers (after draining them, if asked)."""
     try:
-        drain_all()
+        if drain:
+            drain_all()
     finally:
         forget_ledgers()
         _check_points.uninstall()

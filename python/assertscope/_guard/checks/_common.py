@@ -72,3 +72,12 @@ class IndexRangeCheck(Check):
         count = facts["bad_count"]
         found = f"{count} of {facts['numel']} {plural(facts['numel'], 'index')} outside {interval(low, high)} ({what}): {suffix}"
         return Finding(self.cause, found, facts, self.tensors(call), self.hint(call, facts, low, high, what))
+
+
+def function_and_methods(name, check, names):
+    """Patches for torch.<name>, Tensor.<name>_ (in place) and Tensor.<name>."""
+    return [
+        ("torch", name, check, names),
+        ("torch.Tensor", name + "_", check, names),
+        ("torch.Tensor", name, check, names),
+    ]

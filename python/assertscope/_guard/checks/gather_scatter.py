@@ -11,7 +11,7 @@ Fix: mask padding before gather (`labels.clamp(min=0)`) and zero those results a
 
 import torch
 
-from ._common import IndexRangeCheck, dim_size
+from ._common import IndexRangeCheck, dim_size, function_and_methods
 
 
 class AlongDimCheck(IndexRangeCheck):
@@ -47,15 +47,9 @@ _SCATTER_NAMES = ("input", "dim", "index", "src", "reduce")
 PATCHES = [
     ("torch", "gather", _GATHER, ("input", "dim", "index")),
     ("torch.Tensor", "gather", _GATHER, ("input", "dim", "index")),
-    ("torch", "scatter", _SCATTER, _SCATTER_NAMES),
-    ("torch.Tensor", "scatter_", _SCATTER, _SCATTER_NAMES),
-    ("torch.Tensor", "scatter", _SCATTER, _SCATTER_NAMES),
-    ("torch", "scatter_add", _SCATTER_ADD, _SCATTER_NAMES),
-    ("torch.Tensor", "scatter_add_", _SCATTER_ADD, _SCATTER_NAMES),
-    ("torch.Tensor", "scatter_add", _SCATTER_ADD, _SCATTER_NAMES),
-    ("torch", "scatter_reduce", _SCATTER_REDUCE, _SCATTER_NAMES),
-    ("torch.Tensor", "scatter_reduce_", _SCATTER_REDUCE, _SCATTER_NAMES),
-    ("torch.Tensor", "scatter_reduce", _SCATTER_REDUCE, _SCATTER_NAMES),
+    *function_and_methods("scatter", _SCATTER, _SCATTER_NAMES),
+    *function_and_methods("scatter_add", _SCATTER_ADD, _SCATTER_NAMES),
+    *function_and_methods("scatter_reduce", _SCATTER_REDUCE, _SCATTER_NAMES),
     ("torch", "take_along_dim", _TAKE_ALONG, ("input", "indices", "dim")),
     ("torch.Tensor", "take_along_dim", _TAKE_ALONG, ("input", "indices", "dim")),
 ]

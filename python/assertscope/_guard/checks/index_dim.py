@@ -11,7 +11,7 @@ Fix: re-number ids after filtering, build the target for the right number of row
 
 import torch
 
-from ._common import IndexRangeCheck, dim_size
+from ._common import IndexRangeCheck, dim_size, function_and_methods
 
 
 class IndexAlongDimCheck(IndexRangeCheck):
@@ -44,16 +44,8 @@ _WITH_SOURCE = ("input", "dim", "index", "source")
 PATCHES = [
     ("torch", "index_select", _SELECT, ("input", "dim", "index")),
     ("torch.Tensor", "index_select", _SELECT, ("input", "dim", "index")),
-    ("torch", "index_add", _ADD, _WITH_SOURCE),
-    ("torch.Tensor", "index_add_", _ADD, _WITH_SOURCE),
-    ("torch.Tensor", "index_add", _ADD, _WITH_SOURCE),
-    ("torch", "index_copy", _COPY, _WITH_SOURCE),
-    ("torch.Tensor", "index_copy_", _COPY, _WITH_SOURCE),
-    ("torch.Tensor", "index_copy", _COPY, _WITH_SOURCE),
-    ("torch", "index_fill", _FILL, ("input", "dim", "index", "value")),
-    ("torch.Tensor", "index_fill_", _FILL, ("input", "dim", "index", "value")),
-    ("torch.Tensor", "index_fill", _FILL, ("input", "dim", "index", "value")),
-    ("torch", "index_reduce", _REDUCE, _WITH_SOURCE + ("reduce",)),
-    ("torch.Tensor", "index_reduce_", _REDUCE, _WITH_SOURCE + ("reduce",)),
-    ("torch.Tensor", "index_reduce", _REDUCE, _WITH_SOURCE + ("reduce",)),
+    *function_and_methods("index_add", _ADD, _WITH_SOURCE),
+    *function_and_methods("index_copy", _COPY, _WITH_SOURCE),
+    *function_and_methods("index_fill", _FILL, ("input", "dim", "index", "value")),
+    *function_and_methods("index_reduce", _REDUCE, _WITH_SOURCE + ("reduce",)),
 ]

@@ -12,6 +12,7 @@ import torch
 from ...errors import Finding
 from .._engine import Check, checkable
 from .._rules import MaskedScatterRule
+from ._common import function_and_methods
 
 
 class MaskedScatterCheck(Check):
@@ -43,8 +44,4 @@ class MaskedScatterCheck(Check):
 
 _MASKED_SCATTER = MaskedScatterCheck()
 
-PATCHES = [
-    ("torch", "masked_scatter", _MASKED_SCATTER, ("input", "mask", "source")),
-    ("torch.Tensor", "masked_scatter_", _MASKED_SCATTER, ("input", "mask", "source")),
-    ("torch.Tensor", "masked_scatter", _MASKED_SCATTER, ("input", "mask", "source")),
-]
+PATCHES = function_and_methods("masked_scatter", _MASKED_SCATTER, ("input", "mask", "source"))
