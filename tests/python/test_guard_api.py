@@ -163,3 +163,17 @@ def test_fast_path_indexing_is_cheap():
         guarded = time.perf_counter() - start
     # Not a timing assertion on the machine's speed: a wrapper per call, not a check per call.
     assert guarded < plain * 3 + 0.5
+
+
+def test_torch_compile_traces_through_the_wrappers():
+    embedding, head = nn.Embedding(10, 4), nn.Linear(4, 10)
+
+    def loss_of(ids, labels):
+        h = embedding(ids)
+        return F.cross_entropy(head(h).view(-1, 10), labels.view(-1)) + h[:, torch.tensor([0])].sum() * 0
+
+    ids = torch.randint(0, 10, (2, 5))
+    expected = loss_of(ids, ids)
+    with assertscope.guard():
+        compiled = torch.compile(loss_of, backend="eager", fullgraph=True)
+        assert torch.equal(compiled(ids, ids), expected)
