@@ -136,9 +136,13 @@ def measure(args, variants):
         for _ in range(args.warmup):
             step()
         samples = {v.name: [] for v in variants}
-        for _ in range(args.rounds):
-            for variant in variants:
+        for round_number in range(args.rounds):
+            # Rotate the order each round, and run one untimed step after each switch, so no
+            # variant always follows the same one (caches, allocator state, anomaly mode exit).
+            shift = round_number % len(variants)
+            for variant in variants[shift:] + variants[:shift]:
                 with variant:
+                    step()
                     samples[variant.name] += timed_steps(step, args.steps, args.device)
         results[name] = {v: statistics.median(times) for v, times in samples.items()}
     return results
