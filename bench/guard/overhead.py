@@ -128,23 +128,33 @@ def timed_steps(step, count, device):
 
 
 def measure(args, variants):
-    """{workload: {variant: median seconds}}, variants interleaved round by round."""
+    """{workload: {variant: (median seconds per step, median of per-round ratios to plain)}}.
+
+    Variants alternate every round (rotated, one untimed step after each switch) and each
+    round's ratio compares steps taken moments apart, so load from other processes on a
+    shared machine cancels out instead of landing on one variant.
+    """
     results = {}
     for name in args.workloads:
         torch.manual_seed(0)
         step = WORKLOADS[name](args.device, args.size)
         for _ in range(args.warmup):
             step()
-        samples = {v.name: [] for v in variants}
+        rounds = {v.name: [] for v in variants}
         for round_number in range(args.rounds):
-            # Rotate the order each round, and run one untimed step after each switch, so no
-            # variant always follows the same one (caches, allocator state, anomaly mode exit).
             shift = round_number % len(variants)
             for variant in variants[shift:] + variants[:shift]:
                 with variant:
                     step()
-                    samples[variant.name] += timed_steps(step, args.steps, args.device)
-        results[name] = {v: statistics.median(times) for v, times in samples.items()}
+                    rounds[variant.name].append(statistics.median(timed_steps(step, args.steps, args.device)))
+        plain = rounds.get("plain")
+        results[name] = {
+            v: (
+                statistics.median(times),
+                statistics.median(t / p for t, p in zip(times, plain)) if plain else None,
+            )
+            for v, times in rounds.items()
+        }
     return results
 
 
@@ -155,7 +165,7 @@ def blocking_medians(args):
                "--workloads", *args.workloads]
     env = dict(os.environ, CUDA_LAUNCH_BLOCKING="1")
     out = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
-    return {name: medians["plain"] for name, medians in json.loads(out)["medians"].items()}
+    return {name: medians["plain"][0] for name, medians in json.loads(out)["medians"].items()}
 
 
 def main(argv=None):
@@ -165,8 +175,8 @@ def main(argv=None):
     parser.add_argument("--size", default="small", choices=["small", "realistic"])
     parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=list(WORKLOADS))
     parser.add_argument("--variants", nargs="+", default=["plain", "guard", "anomaly"], choices=["plain", "guard", "anomaly"])
-    parser.add_argument("--rounds", type=int, default=10, help="interleaved rounds")
-    parser.add_argument("--steps", type=int, default=10, help="timed steps per variant per round")
+    parser.add_argument("--rounds", type=int, default=40, help="interleaved rounds")
+    parser.add_argument("--steps", type=int, default=3, help="timed steps per variant per round")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: leave as is)")
     parser.add_argument("--blocking", action="store_true", help="also measure CUDA_LAUNCH_BLOCKING=1 (subprocess)")
@@ -183,14 +193,14 @@ def main(argv=None):
     print(f"device {args.device}, guard mode {args.mode}, size {args.size}, torch {torch.__version__}, "
           f"{args.rounds} rounds x {args.steps} steps per variant, threads {torch.get_num_threads()}")
     for name, by_variant in medians.items():
-        plain = by_variant.get("plain")
+        plain = by_variant["plain"][0] if "plain" in by_variant else None
         row = [f"{name:4s}"]
-        for variant, median in by_variant.items():
-            ratio = f" ({median / plain:.3f}x)" if plain and variant != "plain" else ""
-            row.append(f"{variant} {median * 1000:.2f} ms{ratio}")
-        if blocking:
+        for variant, (median, ratio) in by_variant.items():
+            row.append(f"{variant} {median * 1000:.2f} ms" + (f" ({ratio:.3f}x)" if variant != "plain" and ratio else ""))
+        if blocking and plain:
             row.append(f"CUDA_LAUNCH_BLOCKING {blocking[name] * 1000:.2f} ms ({blocking[name] / plain:.3f}x)")
         print("  ".join(row))
+    print("ratios: median over rounds of (variant step time / plain step time in the same round)")
     return 0
 
 
