@@ -201,12 +201,10 @@ fn render(r: &Value, p: &Palette) -> String {
     line(&mut out, "debug variables", if set.is_empty() { "none set".to_string() } else { set.join(" ") });
     let g = &probe["guard"];
     let guard = if g["hook_ran"].as_bool() == Some(true) {
-        match g["guard"].as_object() {
-            Some(state) if state.get("enabled").and_then(Value::as_bool) == Some(true) => {
-                ok("can be injected (checked in this Python)")
-            }
-            Some(_) => warn("the start-up hook ran, but the guard did not switch on"),
-            None => ok("the start-up hook runs in this Python"),
+        match g["guarded"].as_bool() {
+            Some(true) => ok("can be injected (checked: it switched on in this Python)"),
+            Some(false) => warn("the start-up hook ran, but the guard did not switch on"),
+            None => ok("the start-up hook runs in this Python (the guard starts when torch is imported)"),
         }
     } else {
         bad("cannot be injected: this Python did not run assertscope's sitecustomize (python -I/-S, or PYTHONPATH ignored)")
