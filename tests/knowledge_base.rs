@@ -158,6 +158,11 @@ fn the_fast_path_sees_every_known_error() {
 }
 
 #[test]
+fn every_pattern_compiles() {
+    KnowledgeBase::get().check_patterns().unwrap();
+}
+
+#[test]
 fn hints_render_with_their_values() {
     let kb = KnowledgeBase::get();
     let values: serde_json::Map<String, serde_json::Value> = serde_json::from_str(

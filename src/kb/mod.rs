@@ -252,6 +252,11 @@ impl KnowledgeBase {
         Ok(KnowledgeBase { steps, causes, asserts, messages, followons, ops, hints, cause_index, matchers })
     }
 
+    /// Compiles every regex of the knowledge base (they compile lazily in normal use).
+    pub fn check_patterns(&self) -> anyhow::Result<()> {
+        self.matchers.check_patterns()
+    }
+
     pub fn cause(&self, id: &str) -> Option<&Cause> {
         self.cause_index.get(id).map(|&i| &self.causes[i])
     }

@@ -70,8 +70,8 @@ mod tests {
     #[test]
     fn sizes() {
         let s = stated_sizes("Model: IntentCNN(vocab=12000, emb=300, num_classes=7)", 3);
-        assert_eq!(s.len(), 1);
-        assert_eq!((s[0].key, s[0].value), ("num_classes", 7));
+        let found: Vec<_> = s.iter().map(|s| (s.key, s.value)).collect();
+        assert_eq!(found, vec![("vocab_size", 12000), ("num_classes", 7)]);
         assert_eq!(stated_sizes("Vocab size: 10000", 1)[0].value, 10000);
         assert_eq!(stated_sizes("Loading tokenizer gpt2 (vocab 50257)", 1)[0].key, "vocab_size");
         assert_eq!(stated_sizes("num_classes = 5", 1)[0].key, "num_classes");

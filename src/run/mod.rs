@@ -240,10 +240,22 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<Outcome
     let interactive = std::io::stdin().is_terminal();
     let pid = Pid::from_raw(child.id() as i32);
 
+    // The child is waited for on its own thread, so its end is seen at once; this thread
+    // handles signals and watches for guard reports meanwhile.
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let status = child.wait();
+        let _ = done_tx.send(());
+        status
+    });
     let mut first_report_at: Option<Instant> = None;
     let mut stopped_after_report = false;
     let mut stop_sent: Option<Instant> = None;
-    let status = loop {
+    loop {
+        match done_rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(()) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+        }
         for sig in signals.pending() {
             match sig {
                 SIGWINCH => {
@@ -259,9 +271,6 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<Outcome
                 }
             }
         }
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
         // A guard report means a process failed; stop the command if it does not end on
         // its own, instead of letting other ranks wait for a collective to time out.
         if first_report_at.is_none() && has_report(&report_dir) {
@@ -276,8 +285,8 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<Outcome
                 let _ = kill(pid, Signal::SIGKILL);
             }
         }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    }
+    let status = waiter.join().map_err(|_| anyhow::anyhow!("waiting for the command failed"))??;
     signals.handle().close();
 
     drop(pty_master);
