@@ -121,6 +121,22 @@ impl<'a> Flow<'a> {
         self.expr_facts(expr, scope, 0)
     }
 
+    /// The facts of every assignment of a name in the scope that binds it, joined: what the
+    /// value may be on some path (`probs = softmax(x)` in one branch, `scores` in the other).
+    /// For other expressions, their facts.
+    pub fn facts_on_any_path(&self, expr: &'a Expr, scope: ScopeId) -> Facts {
+        let Expr::Name(name) = expr else { return self.facts(expr, scope) };
+        let Some((binding_scope, _)) = self.sem.lookup(scope, name.id.as_str(), name.range.start()) else {
+            return Facts::NONE;
+        };
+        let mut facts = Facts::NONE;
+        for binding in &self.sem.scopes[binding_scope].bindings[name.id.as_str()] {
+            self.fuel.set(FUEL);
+            facts = facts | self.bound_facts(&binding.value.clone(), binding_scope, name.id.as_str(), 0);
+        }
+        facts
+    }
+
     /// What object `expr` holds (a loss, a layer, a model).
     pub fn instance(&self, expr: &'a Expr, scope: ScopeId) -> Option<Instance<'a>> {
         self.fuel.set(FUEL);

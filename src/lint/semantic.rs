@@ -351,7 +351,8 @@ impl<'a> Builder<'a> {
     }
 }
 
-/// Whether an `if` test is about CUDA being there (`torch.cuda.is_available()`, `use_gpu`, …).
+/// Whether an `if` test is about CUDA being there (`torch.cuda.is_available()`, `use_gpu`,
+/// `provider == "CUDAExecutionProvider"`, …).
 fn mentions_cuda(expr: &Expr) -> bool {
     struct Finder(bool, u32);
     impl<'b> Visitor<'b> for Finder {
@@ -362,11 +363,13 @@ fn mentions_cuda(expr: &Expr) -> bool {
             let word = match expr {
                 Expr::Name(n) => Some(n.id.as_str()),
                 Expr::Attribute(a) => Some(a.attr.as_str()),
+                // `if provider == "CUDAExecutionProvider"`, `if args.device == "cuda"`.
+                Expr::StringLiteral(s) => Some(s.value.to_str()),
                 _ => None,
             };
             if word.is_some_and(|w| {
                 let w = w.to_ascii_lowercase();
-                w.contains("cuda") || w.contains("gpu") || w.contains("is_available") || w.contains("device")
+                ["cuda", "gpu", "cpu", "is_available", "device"].iter().any(|word| w.contains(word))
             }) {
                 self.0 = true;
             }
@@ -442,7 +445,9 @@ impl<'a> Visitor<'a> for Builder<'a> {
             }
             Stmt::If(stmt_if) => {
                 self.visit_expr(&stmt_if.test);
-                let guard = mentions_cuda(&stmt_if.test);
+                // Every branch of an `if`/`elif` chain that tests for the device chose it on purpose.
+                let guard = mentions_cuda(&stmt_if.test)
+                    || stmt_if.elif_else_clauses.iter().filter_map(|c| c.test.as_ref()).any(mentions_cuda);
                 self.cuda_guards += u32::from(guard);
                 self.visit_body(&stmt_if.body);
                 for clause in &stmt_if.elif_else_clauses {

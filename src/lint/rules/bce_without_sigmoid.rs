@@ -26,7 +26,7 @@ also numerically stabler than sigmoid followed by BCELoss.",
 
 pub fn check(checker: &Checker) {
     for (loss, input, facts) in loss_inputs(checker, &[LossKind::Bce]) {
-        if !facts.has(Facts::LOGITS) || facts.has(Facts::PROB) {
+        if !facts.has(Facts::LOGITS) || checker.flow.facts_on_any_path(input, loss.scope).has(Facts::PROB) {
             continue;
         }
         let text = snippet(checker, input);

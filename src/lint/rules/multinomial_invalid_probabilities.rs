@@ -57,7 +57,7 @@ pub fn check(checker: &Checker) {
             continue;
         }
         let facts = checker.flow.facts(probs, site.scope);
-        if facts.has(Facts::LOGITS) && !facts.has(Facts::NONNEG) {
+        if facts.has(Facts::LOGITS) && !checker.flow.facts_on_any_path(probs, site.scope).has(Facts::NONNEG) {
             checker.report(
                 DOC.code,
                 probs.range(),

@@ -10,7 +10,7 @@ pub const DOC: RuleDoc = RuleDoc {
     name: "tokens-added-without-resize",
     summary: "`tokenizer.add_tokens` / `add_special_tokens` without `resize_token_embeddings`",
     what_it_does: "Finds `add_tokens(...)` and `add_special_tokens(...)` calls on a tokenizer that add new \
-tokens, in a module that loads or builds a model but never calls `resize_token_embeddings`. Adding an \
+tokens, in a module that loads a pretrained model (`from_pretrained`) but never calls `resize_token_embeddings`. Adding an \
 existing token (`{\"pad_token\": tokenizer.eos_token}`) is not reported.",
     why_it_matters: "New tokens get ids at the end of the vocabulary, past the last row of the model's \
 embedding matrix. The first batch that contains one trips `srcIndex < srcSelectDimSize` in the \
@@ -50,17 +50,10 @@ fn only_existing_tokens(call: &ast::ExprCall) -> bool {
 fn loads_a_model(checker: &Checker) -> bool {
     checker.sem.calls.iter().any(|site| {
         let Expr::Attribute(attr) = &*site.call.func else { return false };
-        match attr.attr.as_str() {
-            "from_pretrained" | "from_config" => match &*attr.value {
-                Expr::Name(n) => {
-                    let name = n.id.as_str();
-                    name.contains("Model") || name.contains("For")
-                }
-                _ => false,
-            },
-            "Embedding" => checker.sem.api_in(&site.call.func, "torch").is_some(),
-            _ => false,
-        }
+        let Expr::Name(class) = &*attr.value else { return false };
+        let class = class.id.as_str();
+        // A model made `from_config` is sized by that config; pretrained weights are fixed.
+        attr.attr.as_str() == "from_pretrained" && (class.contains("Model") || class.contains("For"))
     })
 }
 
