@@ -515,7 +515,8 @@ impl<'a> Flow<'a> {
                 {
                     facts = facts.with_dtype(Facts::FLOAT);
                 }
-                if binop.op == Operator::MatMult || binop.op == Operator::Sub {
+                // `x @ w` is a linear layer written out; other arithmetic keeps what its operands are.
+                if binop.op == Operator::MatMult {
                     facts = facts.with(Facts::LOGITS);
                 }
                 facts

@@ -83,9 +83,12 @@ pub struct Finding {
     pub help: Option<String>,
     /// The cause id (causes.toml) this finding would end in.
     pub cause: Option<&'static str>,
-    /// The whole source line of the start, for rendering.
+    /// The source line of the start, for rendering: the whole line, or on a very long line a
+    /// window around the column that starts at character `source_line_start` (0-based).
     #[serde(skip)]
     pub source_line: String,
+    #[serde(skip)]
+    pub source_line_start: usize,
 }
 
 /// What rules report, before it is located.

@@ -62,13 +62,19 @@ pub fn parse_comment(comment: &str) -> Option<Directive> {
         let codes: Vec<String> = list
             .split(|c: char| c == ',' || c.is_whitespace())
             .map(str::trim)
-            .take_while(|c| c.is_empty() || c.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '-'))
+            .take_while(|c| c.is_empty() || is_code(c))
             .filter(|c| !c.is_empty())
             .map(str::to_string)
             .collect();
         return Some(if codes.is_empty() { Directive::All } else { Directive::Codes(codes) });
     }
     None
+}
+
+/// A rule code: letters then digits (`AS101`, `E501`).
+fn is_code(word: &str) -> bool {
+    let digits = word.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+    digits.len() < word.len() && !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit())
 }
 
 #[cfg(test)]

@@ -195,7 +195,7 @@ impl<'a> Semantic<'a> {
         }
     }
 
-    /// Whether `name` is read anywhere outside the statement at `except`.
+    /// Whether `name` is read anywhere in the module.
     pub fn is_loaded(&self, name: &str) -> bool {
         self.loads.get(name).is_some_and(|l| !l.is_empty())
     }

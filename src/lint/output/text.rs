@@ -46,11 +46,13 @@ fn write_finding(out: &mut dyn Write, f: &Finding, p: &Palette) -> io::Result<()
     writeln!(out, "{pad} {}|{}", p.gutter, p.reset)?;
     writeln!(out, "{}{number} |{} {line}", p.gutter, p.reset)?;
     // Keep tabs so the carets line up under the span however the terminal expands them.
+    let column = f.column.saturating_sub(f.source_line_start);
     let before: String =
-        line.chars().take(f.column.saturating_sub(1)).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+        line.chars().take(column.saturating_sub(1)).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
     let line_chars = line.chars().count();
-    let end = if f.end_line == f.line { f.end_column.min(line_chars + 1) } else { line_chars + 1 };
-    let width = end.saturating_sub(f.column).max(1);
+    let end_column = f.end_column.saturating_sub(f.source_line_start);
+    let end = if f.end_line == f.line { end_column.min(line_chars + 1) } else { line_chars + 1 };
+    let width = end.saturating_sub(column).max(1);
     writeln!(out, "{pad} {}|{} {before}{colour}{}{}", p.gutter, p.reset, "^".repeat(width), p.reset)?;
     if let Some(help) = &f.help {
         writeln!(out, "{pad} {}={} {}help{}: {help}", p.gutter, p.reset, p.help, p.reset)?;

@@ -45,10 +45,10 @@ pub fn check(checker: &Checker) {
                 _ => {}
             }
         }
-        if sem.api_in(&call.func, "torch") == Some("device") {
-            if call.arguments.args.first().is_some_and(is_cuda_literal) {
-                hits.push((call.range(), format!("`{}`", checker.text(call.range()))));
-            }
+        if sem.api_in(&call.func, "torch") == Some("device")
+            && call.arguments.args.first().is_some_and(is_cuda_literal)
+        {
+            hits.push((call.range(), format!("`{}`", checker.text(call.range()))));
         }
         for keyword in &call.arguments.keywords {
             if keyword.arg.as_ref().is_some_and(|a| a.as_str() == "device") && is_cuda_literal(&keyword.value)
