@@ -79,7 +79,6 @@ pub fn write_sarif(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
             "tool": {"driver": {
                 "name": "assertscope",
                 "version": env!("CARGO_PKG_VERSION"),
-                "informationUri": "https://pypi.org/project/assertscope/",
                 "rules": descriptors,
             }},
             "columnKind": "unicodeCodePoints",

@@ -71,9 +71,11 @@ fn is_cuda_literal(expr: &Expr) -> bool {
     matches!(expr, Expr::StringLiteral(s) if s.value.to_str().starts_with("cuda"))
 }
 
-/// A variable holding a device chosen at run time, and the range of its definition.
+/// The first variable (in source order) holding a device chosen at run time, and the range
+/// of its definition.
 fn device_variable<'a>(checker: &Checker<'a>) -> Option<(&'a str, TextRange)> {
     let sem = checker.sem;
+    let mut first: Option<(&'a str, TextRange)> = None;
     for scope in &sem.scopes {
         for (name, bindings) in &scope.bindings {
             if !sem.is_loaded(name) {
@@ -81,13 +83,14 @@ fn device_variable<'a>(checker: &Checker<'a>) -> Option<(&'a str, TextRange)> {
             }
             for binding in bindings {
                 let Bound::Value(value) = binding.value else { continue };
-                if chooses_device(value) {
-                    return Some((name, value.range()));
+                let earlier = first.is_none_or(|(_, range)| value.range().start() < range.start());
+                if earlier && chooses_device(value) {
+                    first = Some((name, value.range()));
                 }
             }
         }
     }
-    None
+    first
 }
 
 /// `"cuda" if torch.cuda.is_available() else "cpu"`, `torch.device("cpu")`, and the like.
