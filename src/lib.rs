@@ -6,9 +6,13 @@
 
 pub mod cli;
 pub mod commands;
+pub mod diagnose;
 pub mod exit;
+pub mod guard_report;
 pub mod kb;
 pub mod lint;
+pub mod log;
 pub mod pyembed;
 pub mod render;
 pub mod report;
+pub mod run;

@@ -47,10 +47,14 @@ pub struct Diagnosis {
     pub op: Option<String>,
     pub location: Option<Location>,
     pub rank: Option<u32>,
+    #[serde(default)]
     pub evidence: Vec<Evidence>,
     /// Numbers the evidence reveals: `value`, `min`, `max`, `bound`, `bad_count`, ...
+    #[serde(default)]
     pub values: Map<String, Value>,
+    #[serde(default)]
     pub explanation: String,
+    #[serde(default)]
     pub fix: String,
     pub checklist_step: Option<u8>,
 }

@@ -1,6 +1,6 @@
 //! `assertscope lint` as a user runs it: the real binary on real files, its exit status, and
-//! its rendered output compared with snapshots in `tests/fixtures/lint/snapshots/`
-//! (`UPDATE_SNAPSHOTS=1 cargo test --test lint_cli` rewrites them after an intended change).
+//! its rendered output compared with snapshots in `tests/fixtures/lint/snapshots/` (review
+//! changes with `cargo insta`).
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -30,17 +30,10 @@ fn json(output: &Output) -> Value {
 
 fn assert_snapshot(name: &str, actual: &str) {
     let actual = actual.replace(env!("CARGO_PKG_VERSION"), "[VERSION]");
-    let path = fixtures().join("snapshots").join(name);
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        std::fs::write(&path, &actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|_| panic!("no snapshot {}; run with UPDATE_SNAPSHOTS=1", path.display()));
-    assert!(
-        expected == actual,
-        "{name} differs from its snapshot:\n--- expected\n{expected}\n--- actual\n{actual}"
-    );
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("fixtures/lint/snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_snapshot!(name, actual));
 }
 
 /// `(path, line, code)` of every finding.

@@ -1,8 +1,283 @@
-//! `assertscope explain` (not implemented yet).
+//! `assertscope explain`: a crash log (a file, several per-rank files, a directory of
+//! them, or stdin) to its root cause, the user's line and the fix.
+
+use crate::diagnose;
+use crate::guard_report::{self, GuardReport};
+use crate::log::{self, LogScan};
+use crate::render::{self, style::ColorChoice, style::Palette};
+use crate::report::Report;
+use anyhow::Context;
+use std::fs::File;
+use std::io::{self, IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
-pub struct ExplainArgs {}
+#[command(
+    after_help = "Examples:\n  assertscope explain train.log\n  python train.py 2>&1 | assertscope explain\n  assertscope explain logs/rank*.txt --json\n  assertscope explain torchrun-logs/"
+)]
+pub struct ExplainArgs {
+    /// Log files, or directories of per-rank logs; `-` (or nothing, when piped) reads stdin
+    pub inputs: Vec<PathBuf>,
+    /// Print one assertscope.diagnosis/1 JSON object
+    #[arg(long)]
+    pub json: bool,
+    /// When to use colours
+    #[arg(long, value_enum, default_value_t)]
+    pub color: ColorChoice,
+}
 
-pub fn execute(_args: ExplainArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("assertscope explain is not implemented yet")
+pub fn execute(args: ExplainArgs) -> anyhow::Result<u8> {
+    let Inputs { scans, reports } = read_inputs(&args.inputs)?;
+    let report = diagnose::diagnose_job(&scans, &reports);
+    let subject = if scans.len() + reports.len() == 1 { "the log" } else { "the logs" };
+    print_report(&report, args.json, args.color, subject)?;
+    Ok(exit_status(&report))
+}
+
+/// 0 when a diagnosis names a problem, 1 when there is none.
+pub fn exit_status(report: &Report) -> u8 {
+    if report.found_problem() {
+        crate::exit::DIAGNOSED
+    } else {
+        crate::exit::NOT_FOUND
+    }
+}
+
+pub fn print_report(report: &Report, json: bool, color: ColorChoice, subject: &str) -> anyhow::Result<()> {
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let written = if json {
+        render::json::write_report(&mut out, report)
+    } else {
+        let palette = Palette::new(color.for_stdout());
+        out.write_all(render::human::render(report, &palette, subject).as_bytes())
+    };
+    match written {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("writing the report"),
+    }
+}
+
+/// What the inputs hold: logs, and the guard's reports of a `run --report-dir` job.
+pub struct Inputs {
+    pub scans: Vec<LogScan>,
+    pub reports: Vec<GuardReport>,
+}
+
+/// Reads every input; directories contribute every log file and guard report below them.
+pub fn read_inputs(inputs: &[PathBuf]) -> anyhow::Result<Inputs> {
+    let mut out = Inputs { scans: Vec::new(), reports: Vec::new() };
+    if inputs.is_empty() {
+        if io::stdin().is_terminal() {
+            anyhow::bail!(
+                "no log given: pass a log file or directory, or pipe one in (python train.py 2>&1 | assertscope explain)"
+            );
+        }
+        out.scans.push(scan_stdin()?);
+        return Ok(out);
+    }
+    let mut files: Vec<(PathBuf, bool)> = Vec::new();
+    for input in inputs {
+        if input.as_os_str() == "-" {
+            out.scans.push(scan_stdin()?);
+            continue;
+        }
+        let meta = std::fs::metadata(input).with_context(|| format!("{}", input.display()))?;
+        if meta.is_dir() {
+            let found = log_files_in(input)?;
+            anyhow::ensure!(!found.is_empty(), "{}: the directory holds no log files", input.display());
+            files.extend(found.into_iter().map(|f| (f, true)));
+        } else {
+            files.push((input.clone(), false));
+        }
+    }
+    let ranks = ranks_of(&files.iter().map(|(f, _)| f.as_path()).collect::<Vec<_>>());
+    for ((file, in_dir), rank) in files.iter().zip(ranks) {
+        if guard_report::is_report_file(file) {
+            let text = std::fs::read_to_string(file).with_context(|| format!("{}", file.display()))?;
+            let report = GuardReport::parse(&text)
+                .with_context(|| format!("{}: not a guard report", file.display()))?;
+            out.reports.push(report);
+            continue;
+        }
+        // Inside a directory, skip what is not a log (core dumps, checkpoints, JSON).
+        if *in_dir && file.extension().is_some_and(|e| e == "json") {
+            continue;
+        }
+        match scan_file(file, rank) {
+            Ok(scan) => out.scans.push(scan),
+            Err(e) if *in_dir && e.downcast_ref::<BinaryInput>().is_some() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Debug)]
+struct BinaryInput;
+
+impl std::fmt::Display for BinaryInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("binary data, not a text log")
+    }
+}
+
+impl std::error::Error for BinaryInput {}
+
+fn scan_stdin() -> anyhow::Result<LogScan> {
+    scan_reader(io::stdin().lock(), "-", None).context("<stdin>")
+}
+
+fn scan_file(path: &Path, rank: Option<u32>) -> anyhow::Result<LogScan> {
+    let file = File::open(path).with_context(|| format!("{}", path.display()))?;
+    scan_reader(file, &path.display().to_string(), rank).with_context(|| format!("{}", path.display()))
+}
+
+fn scan_reader<R: Read>(mut reader: R, name: &str, rank: Option<u32>) -> anyhow::Result<LogScan> {
+    // Look at the start to refuse binary input, as grep and ripgrep do.
+    let mut head = vec![0u8; 8192];
+    let mut filled = 0;
+    while filled < head.len() {
+        match reader.read(&mut head[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    head.truncate(filled);
+    if looks_binary(&head) {
+        return Err(BinaryInput.into());
+    }
+    Ok(log::scan(io::Cursor::new(head).chain(reader), name, rank)?)
+}
+
+/// NUL bytes do not occur in text logs, and a file of mostly non-text bytes is no log.
+fn looks_binary(head: &[u8]) -> bool {
+    if head.contains(&0) {
+        return true;
+    }
+    let text = String::from_utf8_lossy(head);
+    let replaced = text.chars().filter(|&c| c == char::REPLACEMENT_CHARACTER).count();
+    head.len() >= 64 && replaced * 4 > text.chars().count()
+}
+
+/// Log files under a directory, sorted (torchrun `--log-dir`, Slurm output directories).
+fn log_files_in(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).with_context(|| format!("{}", d.display()))? {
+            let entry = entry?;
+            let path = entry.path();
+            let name = entry.file_name();
+            if name.to_string_lossy().starts_with('.') {
+                continue;
+            }
+            let ft = entry.file_type()?;
+            if ft.is_dir() {
+                stack.push(path);
+            } else if ft.is_file() {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The rank of each file: from its own name where it says so, else, for a set of files
+/// named alike (Slurm's `job-%j_%t.out`), from the one number that differs between them.
+pub fn ranks_of(files: &[&Path]) -> Vec<Option<u32>> {
+    let named: Vec<Option<u32>> = files.iter().map(|f| rank_from_path(f)).collect();
+    if named.iter().any(Option::is_some) || files.len() < 2 {
+        return named;
+    }
+    let shapes: Vec<(String, Vec<u64>)> = files.iter().map(|f| number_skeleton(f)).collect();
+    let (skeleton, numbers) = &shapes[0];
+    if numbers.is_empty() || shapes.iter().any(|(s, n)| s != skeleton || n.len() != numbers.len()) {
+        return named;
+    }
+    let varying: Vec<usize> =
+        (0..numbers.len()).filter(|&i| shapes.iter().any(|(_, n)| n[i] != numbers[i])).collect();
+    match varying.as_slice() {
+        [i] => shapes.iter().map(|(_, n)| u32::try_from(n[*i]).ok()).collect(),
+        _ => named,
+    }
+}
+
+/// A file name with its digit runs taken out: `slurm-4411_3.out` -> (`slurm-#_#.out`, [4411, 3]).
+fn number_skeleton(path: &Path) -> (String, Vec<u64>) {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut skeleton = String::new();
+    let mut numbers = Vec::new();
+    let mut digits = String::new();
+    for c in name.chars().chain(std::iter::once('\0')) {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        if !digits.is_empty() {
+            numbers.push(digits.parse().unwrap_or(u64::MAX));
+            skeleton.push('#');
+            digits.clear();
+        }
+        if c != '\0' {
+            skeleton.push(c);
+        }
+    }
+    (skeleton, numbers)
+}
+
+/// The rank a per-rank log file belongs to, from its name: `rank3.log`, `rank_3.txt`,
+/// torchrun's `--log-dir` layout `…/attempt_0/3/stderr.log`, `task-3.out`, `worker3.log`.
+pub fn rank_from_path(path: &Path) -> Option<u32> {
+    let stem = path.file_stem()?.to_string_lossy().to_ascii_lowercase();
+    for key in ["rank", "task", "worker", "proc", "process"] {
+        if let Some(i) = stem.rfind(key) {
+            let digits: String = stem[i + key.len()..]
+                .trim_start_matches(['_', '-', '.'])
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            if let Ok(n) = digits.parse() {
+                return Some(n);
+            }
+        }
+    }
+    if matches!(stem.as_str(), "stdout" | "stderr" | "error" | "output") {
+        let parent = path.parent()?.file_name()?.to_string_lossy();
+        return parent.parse().ok();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_from_file_names() {
+        for (p, want) in [
+            ("logs/rank3.log", Some(3)),
+            ("logs/rank_12.txt", Some(12)),
+            ("run/attempt_0/2/stderr.log", Some(2)),
+            ("slurm-task-5.out", Some(5)),
+            ("train.log", None),
+            ("logs/stdout.log", None),
+        ] {
+            assert_eq!(rank_from_path(Path::new(p)), want, "{p}");
+        }
+    }
+
+    #[test]
+    fn ranks_from_the_number_that_differs() {
+        let files = ["out/slurm-4411_0.out", "out/slurm-4411_1.out", "out/slurm-4411_12.out"];
+        let paths: Vec<&Path> = files.iter().map(Path::new).collect();
+        assert_eq!(ranks_of(&paths), vec![Some(0), Some(1), Some(12)]);
+        let unrelated: Vec<&Path> = ["a/train_v2.log", "b/eval_v3.log"].iter().map(Path::new).collect();
+        assert_eq!(ranks_of(&unrelated), vec![None, None]);
+        let single: Vec<&Path> = ["exp_2024_05.log"].iter().map(Path::new).collect();
+        assert_eq!(ranks_of(&single), vec![None]);
+    }
 }

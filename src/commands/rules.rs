@@ -1,8 +1,88 @@
-//! `assertscope rules` (not implemented yet).
+//! `assertscope rules`: every known cause and lint rule, or one explained in full.
+
+use crate::kb::KnowledgeBase;
+use crate::render::style::{ColorChoice, Palette};
+use std::io::Write;
 
 #[derive(Debug, clap::Args)]
-pub struct RulesArgs {}
+#[command(
+    after_help = "Examples:\n  assertscope rules\n  assertscope rules target-out-of-range\n  assertscope rules AS101"
+)]
+pub struct RulesArgs {
+    /// A cause id (target-out-of-range) or a lint rule code (AS101)
+    pub id: Option<String>,
+    /// Print JSON
+    #[arg(long)]
+    pub json: bool,
+    /// When to use colours
+    #[arg(long, value_enum, default_value_t)]
+    pub color: ColorChoice,
+}
 
-pub fn execute(_args: RulesArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("assertscope rules is not implemented yet")
+pub fn execute(args: RulesArgs) -> anyhow::Result<u8> {
+    let kb = KnowledgeBase::get();
+    let p = Palette::new(args.color.for_stdout());
+    let rules = crate::lint::rule_docs();
+    let mut out = String::new();
+    match args.id.as_deref() {
+        None if args.json => {
+            let causes: Vec<_> = kb
+                .causes
+                .iter()
+                .map(|c| serde_json::json!({"id": c.id, "title": c.title, "checklist_step": c.checklist_step()}))
+                .collect();
+            let lint: Vec<_> = rules
+                .iter()
+                .map(|r| serde_json::json!({"code": r.code, "name": r.name, "summary": r.summary, "cause": r.cause}))
+                .collect();
+            out = serde_json::to_string_pretty(&serde_json::json!({"causes": causes, "lint_rules": lint}))?
+                + "\n";
+        }
+        None => {
+            out.push_str(&format!("{}causes{} (assertscope rules ID explains one)\n", p.bold, p.reset));
+            let width = kb.causes.iter().map(|c| c.id.len()).max().unwrap_or(0);
+            for c in &kb.causes {
+                out.push_str(&format!("  {:width$}  {}\n", c.id, c.title));
+            }
+            if !rules.is_empty() {
+                out.push_str(&format!("\n{}lint rules{} (assertscope lint)\n", p.bold, p.reset));
+                for r in &rules {
+                    out.push_str(&format!("  {}  {:28}  {}\n", r.code, r.name, r.summary));
+                }
+            }
+        }
+        Some(id) => {
+            if let Some(rule) = rules.iter().find(|r| r.code.eq_ignore_ascii_case(id) || r.name == id) {
+                if args.json {
+                    out = serde_json::to_string_pretty(&serde_json::json!({
+                        "code": rule.code, "name": rule.name, "summary": rule.summary,
+                        "what_it_does": rule.what_it_does, "why_it_matters": rule.why_it_matters,
+                        "example": rule.example, "fix": rule.fix, "cause": rule.cause,
+                    }))? + "\n";
+                } else {
+                    out = crate::lint::render_rule_doc(rule, &p);
+                }
+            } else if let Some(text) = crate::render::human::explain_cause(kb, id, &p) {
+                if args.json {
+                    let c = kb.expect_cause(id);
+                    out = serde_json::to_string_pretty(&serde_json::json!({
+                        "id": c.id, "title": c.title, "explanation": c.explanation, "fix": c.fix,
+                        "example": c.example, "checklist_step": c.checklist_step(),
+                    }))? + "\n";
+                } else {
+                    out = text;
+                }
+            } else {
+                let mut known: Vec<&str> = kb.causes.iter().map(|c| c.id.as_str()).collect();
+                known.extend(rules.iter().map(|r| r.code));
+                anyhow::bail!("no cause or lint rule named {id:?}; known: {}", known.join(", "));
+            }
+        }
+    }
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(out.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        other => other?,
+    }
+    Ok(crate::exit::DIAGNOSED)
 }

@@ -1,8 +1,177 @@
-//! `assertscope run` (not implemented yet).
+//! `assertscope run -- CMD…`: run a training command with the guard injected, then
+//! diagnose how it ended.
+
+use crate::diagnose;
+use crate::render::style::{ColorChoice, Palette};
+use crate::report::Report;
+use crate::run::{self, Ended, GuardMode, Outcome, Sink};
+use anyhow::Context;
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
-pub struct RunArgs {}
+#[command(
+    after_help = "Examples:\n  assertscope run -- python train.py --epochs 3\n  assertscope run -- torchrun --nproc_per_node=4 train.py\n  assertscope run --cpu -- python train.py\n  assertscope run --blocking -- python train.py\n  assertscope run --report diag.json -- accelerate launch train.py"
+)]
+pub struct RunArgs {
+    /// Run code written for CUDA on the CPU, unmodified: the same bug raises a readable error
+    #[arg(long)]
+    pub cpu: bool,
+    /// Run with CUDA_LAUNCH_BLOCKING=1 (and PYTORCH_USE_CUDA_DSA=1): tracebacks point at the failing op
+    #[arg(long)]
+    pub blocking: bool,
+    /// What the guard does: auto (async on CUDA, sync on CPU), sync, async, or off
+    #[arg(long, value_enum, default_value = "auto")]
+    pub guard: GuardMode,
+    /// Print the diagnosis as one JSON object on stdout (the command's output goes to stderr)
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the diagnosis JSON to FILE; the command's output is left untouched
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Keep each process's guard report in DIR (e.g. a shared directory for a multi-node job)
+    #[arg(long, value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
+    /// Seconds the command may keep running after a process failed, before it is stopped
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub grace: f64,
+    /// Pass output through pipes even on a terminal (no pseudo-terminal)
+    #[arg(long)]
+    pub no_pty: bool,
+    /// When to use colours in the diagnosis
+    #[arg(long, value_enum, default_value_t)]
+    pub color: ColorChoice,
+    /// The command to run
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
 
-pub fn execute(_args: RunArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("assertscope run is not implemented yet")
+pub fn execute(args: RunArgs) -> anyhow::Result<u8> {
+    anyhow::ensure!(args.grace >= 0.0 && args.grace.is_finite(), "--grace must be a number of seconds >= 0");
+    let opts = run::Options {
+        mode: args.guard,
+        cpu: args.cpu,
+        blocking: args.blocking,
+        sink: if args.json { Sink::Stderr } else { Sink::Stdout },
+        pty: !args.no_pty,
+        grace: Duration::from_secs_f64(args.grace),
+        report_dir: args.report_dir.clone(),
+    };
+    let outcome = match run::supervise(&args.command, &opts) {
+        Ok(o) => o,
+        Err(e) => {
+            if let Some(c) = e.downcast_ref::<run::CannotStart>() {
+                crate::render::style::print_error(&anyhow::anyhow!("{c}"));
+                return Ok(c.status);
+            }
+            return Err(e);
+        }
+    };
+    let program = args.command[0].to_string_lossy().into_owned();
+    let report = diagnosis(&outcome, &args, &program);
+    if let Some(path) = &args.report {
+        let mut file = std::fs::File::create(path).with_context(|| format!("{}", path.display()))?;
+        crate::render::json::write_report(&mut file, &report)
+            .with_context(|| format!("{}", path.display()))?;
+    }
+    if args.json {
+        let mut out = std::io::stdout().lock();
+        crate::render::json::write_report(&mut out, &report)?;
+    } else {
+        let p = Palette::new(args.color.for_stderr());
+        let failed = outcome.ended != Ended::Exited(0);
+        let mut text = String::new();
+        if report.root().is_some() || failed {
+            text.push('\n');
+            text.push_str(&format!("{}assertscope{}: ", p.bold, p.reset));
+            text.push_str(&ending(&outcome, &program));
+            text.push('\n');
+            if report.root().is_some() {
+                text.push_str(&crate::render::human::render(&report, &p, "the run"));
+            }
+        }
+        let _ = std::io::stderr().lock().write_all(text.as_bytes());
+    }
+    Ok(outcome.ended.exit_code())
+}
+
+/// The diagnosis of a run: what the guard reported, else what the output shows, with the
+/// next step when a device-side assert got past the guard.
+fn diagnosis(outcome: &Outcome, args: &RunArgs, program: &str) -> Report {
+    let report = diagnose::diagnose_job(std::slice::from_ref(&outcome.scan), &outcome.reports);
+    if outcome.reports.is_empty() {
+        with_next_step(report, outcome, args, program)
+    } else {
+        report
+    }
+}
+
+/// When the command died of a device-side assert the guard did not catch, the next
+/// checklist step: a synchronous traceback, or the same code on the CPU.
+fn with_next_step(mut report: Report, outcome: &Outcome, args: &RunArgs, program: &str) -> Report {
+    let Some(root) = report.diagnoses.first_mut() else { return report };
+    let from_gpu =
+        root.evidence.iter().any(|e| matches!(e.kind.as_str(), "assert" | "dsa-report" | "surfaced"))
+            || matches!(root.cause.as_str(), "cascade" | "illegal-memory-access" | "unknown-device-assert");
+    if !from_gpu {
+        return report;
+    }
+    let why_missed = if args.guard == GuardMode::Off {
+        "the guard was off (--guard off)".to_string()
+    } else if outcome.python_processes == 0 {
+        format!("no Python process of `{program}` loaded the guard (is it a Python program, or started with python -I/-E?)")
+    } else {
+        match root.op.as_deref() {
+            Some(op) => format!("the guard does not check {op} on this path (a custom kernel, or a library calling it directly)"),
+            None => "the op that asserted is not one the guard checks".to_string(),
+        }
+    };
+    let mut steps = Vec::new();
+    if !args.blocking {
+        steps.push("`assertscope run --blocking -- ...` sets CUDA_LAUNCH_BLOCKING=1, so the traceback stops at the op that failed");
+    }
+    if !args.cpu {
+        steps.push("`assertscope run --cpu -- ...` runs the same code on the CPU, where the bad value raises a readable error with the offending value");
+    }
+    if !steps.is_empty() {
+        root.fix = format!(
+            "The device-side assert got past the guard: {why_missed}. Next: {}.\n\n{}",
+            steps.join("; or "),
+            root.fix
+        );
+    }
+    report
+}
+
+fn ending(outcome: &Outcome, program: &str) -> String {
+    let how = match outcome.ended {
+        Ended::Exited(0) => format!("{program} finished"),
+        Ended::Exited(c) => format!("{program} exited with status {c}"),
+        Ended::Signaled(s) => {
+            let name = nix_signal_name(s);
+            let hint = if s == 9 {
+                " (the kernel's out-of-memory killer sends this when host memory runs out)"
+            } else {
+                ""
+            };
+            format!("{program} was killed by signal {s} ({name}){hint}")
+        }
+    };
+    if outcome.stopped_after_report {
+        format!("{how}; it was stopped after a process failed, instead of waiting for the other processes to time out")
+    } else {
+        how
+    }
+}
+
+fn nix_signal_name(sig: i32) -> String {
+    #[cfg(unix)]
+    {
+        if let Ok(s) = nix::sys::signal::Signal::try_from(sig) {
+            return s.as_str().to_string();
+        }
+    }
+    format!("signal {sig}")
 }

@@ -1,18 +1,41 @@
 //! Compiled lookups over the knowledge base tables.
 
 use super::{collapse_whitespace, AssertSite, FollowOn, Message, OpSignature};
-use regex::{Regex, RegexSet};
+use aho_corasick::AhoCorasick;
+use regex::Regex;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// A regex compiled the first time it is needed: most runs need a handful of the
+/// knowledge base's patterns, and compiling them all would dominate start-up.
+pub struct LazyRegex {
+    pattern: String,
+    compiled: OnceLock<Regex>,
+}
+
+impl LazyRegex {
+    fn new(pattern: &str) -> LazyRegex {
+        LazyRegex { pattern: pattern.to_string(), compiled: OnceLock::new() }
+    }
+
+    /// The compiled regex. Every pattern of the embedded knowledge base compiles (a test
+    /// checks them all with [`Matchers::check_patterns`]).
+    pub fn get(&self) -> &Regex {
+        self.compiled
+            .get_or_init(|| Regex::new(&self.pattern).expect("knowledge-base patterns are checked by tests"))
+    }
+}
 
 pub struct Matchers {
     /// Collapsed condition text -> indices into `asserts`.
     by_condition: HashMap<String, Vec<usize>>,
     /// Sites whose condition is a pattern (generated kernels).
-    by_regex: Vec<(usize, Regex)>,
-    message_set: RegexSet,
-    message_regexes: Vec<Regex>,
-    op_calls: Vec<Vec<Regex>>,
+    by_regex: Vec<(usize, LazyRegex)>,
+    /// Each message's literal: a message's regex runs only on text that contains it.
+    message_literals: AhoCorasick,
+    message_regexes: Vec<LazyRegex>,
+    op_calls: Vec<Vec<LazyRegex>>,
 }
 
 /// An assertion resolved to a knowledge-base site.
@@ -45,28 +68,29 @@ impl Matchers {
         let mut by_regex = Vec::new();
         for (i, site) in asserts.iter().enumerate() {
             if let Some(pattern) = &site.condition_regex {
-                let re =
-                    Regex::new(pattern).map_err(|e| anyhow::anyhow!("asserts.toml: {}: {e}", site.id))?;
-                by_regex.push((i, re));
+                by_regex.push((i, LazyRegex::new(pattern)));
             } else {
                 by_condition.entry(collapse_whitespace(&site.condition)).or_default().push(i);
             }
         }
-        let mut message_regexes = Vec::with_capacity(messages.len());
-        for m in messages {
-            let re = Regex::new(&m.pattern).map_err(|e| anyhow::anyhow!("messages.toml: {}: {e}", m.id))?;
-            message_regexes.push(re);
+        let message_regexes = messages.iter().map(|m| LazyRegex::new(&m.pattern)).collect();
+        let message_literals = AhoCorasick::new(messages.iter().map(|m| m.literal.as_str()))?;
+        let op_calls = ops.iter().map(|op| op.calls.iter().map(|c| LazyRegex::new(c)).collect()).collect();
+        Ok(Matchers { by_condition, by_regex, message_literals, message_regexes, op_calls })
+    }
+
+    /// Compiles every pattern, naming the first that does not compile.
+    pub fn check_patterns(&self) -> anyhow::Result<()> {
+        let all = self
+            .by_regex
+            .iter()
+            .map(|(_, r)| r)
+            .chain(&self.message_regexes)
+            .chain(self.op_calls.iter().flatten());
+        for lazy in all {
+            Regex::new(&lazy.pattern).map_err(|e| anyhow::anyhow!("pattern {:?}: {e}", lazy.pattern))?;
         }
-        let message_set = RegexSet::new(messages.iter().map(|m| m.pattern.as_str()))?;
-        let mut op_calls = Vec::with_capacity(ops.len());
-        for op in ops {
-            let mut calls = Vec::new();
-            for c in &op.calls {
-                calls.push(Regex::new(c).map_err(|e| anyhow::anyhow!("ops.toml: {}: {e}", op.name))?);
-            }
-            op_calls.push(calls);
-        }
-        Ok(Matchers { by_condition, by_regex, message_set, message_regexes, op_calls })
+        Ok(())
     }
 
     pub fn match_assert<'kb>(
@@ -75,6 +99,7 @@ impl Matchers {
         file: &str,
         kernel: &str,
         condition: &str,
+        message: Option<&str>,
     ) -> Option<AssertMatch<'kb>> {
         let condition = collapse_whitespace(condition);
         let kernel = kernel_name(kernel);
@@ -84,7 +109,11 @@ impl Matchers {
             let score = |site: &AssertSite| {
                 let kernel_hit = !site.kernel.is_empty() && site.kernel == kernel;
                 let file_hit = !site.file.is_empty() && site.file.eq_ignore_ascii_case(file);
-                (kernel_hit as u8) * 2 + file_hit as u8
+                let message_hit = site
+                    .message_contains
+                    .as_deref()
+                    .is_some_and(|needle| message.is_some_and(|m| m.contains(needle)));
+                (message_hit as u8) * 4 + (kernel_hit as u8) * 2 + file_hit as u8
             };
             let best =
                 candidates.iter().copied().max_by_key(|&i| (score(&asserts[i]), std::cmp::Reverse(i)))?;
@@ -96,7 +125,8 @@ impl Matchers {
             }
             return Some(AssertMatch { site, values: Map::new(), confirmed });
         }
-        for (i, re) in &self.by_regex {
+        for (i, lazy) in &self.by_regex {
+            let re = lazy.get();
             if let Some(caps) = re.captures(&condition) {
                 return Some(AssertMatch {
                     site: &asserts[*i],
@@ -109,12 +139,21 @@ impl Matchers {
     }
 
     pub fn match_message<'kb>(&self, messages: &'kb [Message], text: &str) -> Option<MessageMatch<'kb>> {
-        let first = self.message_set.matches(text).into_iter().next()?;
-        let re = &self.message_regexes[first];
-        let caps = re.captures(text)?;
-        let mut values = capture_values(re, &caps);
-        let op = values.remove("op").and_then(|v| v.as_str().map(str::to_string));
-        Some(MessageMatch { message: &messages[first], values, op })
+        let mut candidates: Vec<usize> =
+            self.message_literals.find_overlapping_iter(text).map(|m| m.pattern().as_usize()).collect();
+        if candidates.is_empty() {
+            return None;
+        }
+        // The first entry of the file that matches wins.
+        candidates.sort_unstable();
+        candidates.dedup();
+        candidates.into_iter().find_map(|i| {
+            let re = self.message_regexes[i].get();
+            let caps = re.captures(text)?;
+            let mut values = capture_values(re, &caps);
+            let op = values.remove("op").and_then(|v| v.as_str().map(str::to_string));
+            Some(MessageMatch { message: &messages[i], values, op })
+        })
     }
 
     pub fn op_of_frame<'kb>(
@@ -135,7 +174,7 @@ impl Matchers {
         let code = code?;
         ops.iter()
             .zip(&self.op_calls)
-            .find(|(_, calls)| calls.iter().any(|re| re.is_match(code)))
+            .find(|(_, calls)| calls.iter().any(|re| re.get().is_match(code)))
             .map(|(op, _)| op)
     }
 }

@@ -4,19 +4,20 @@
 
 mod matcher;
 
-pub use matcher::{AssertMatch, MessageMatch};
+pub use matcher::{basename, kernel_name, AssertMatch, MessageMatch};
 
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// The TOML sources, embedded at build time. `kb/` at the repository root links here.
-pub const SOURCES: [(&str, &str); 5] = [
+pub const SOURCES: [(&str, &str); 6] = [
     ("causes.toml", include_str!("../../python/assertscope/kb/causes.toml")),
     ("asserts.toml", include_str!("../../python/assertscope/kb/asserts.toml")),
     ("messages.toml", include_str!("../../python/assertscope/kb/messages.toml")),
     ("followons.toml", include_str!("../../python/assertscope/kb/followons.toml")),
     ("ops.toml", include_str!("../../python/assertscope/kb/ops.toml")),
+    ("hints.toml", include_str!("../../python/assertscope/kb/hints.toml")),
 ];
 
 #[derive(Debug, Clone, Deserialize)]
@@ -52,6 +53,8 @@ pub struct AssertSite {
     pub internal: bool,
     #[serde(default)]
     pub cpu_message: Option<String>,
+    #[serde(default)]
+    pub message_contains: Option<String>,
     pub hint: String,
 }
 
@@ -103,8 +106,50 @@ pub struct OpSignature {
     pub bad_values: Option<String>,
 }
 
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hint {
+    pub id: String,
+    pub cause: String,
+    pub text: String,
+}
+
+impl Hint {
+    /// The text with `{name}` placeholders filled from `values`; None if one is missing.
+    pub fn render(&self, values: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
+        let mut out = String::with_capacity(self.text.len());
+        let mut rest = self.text.as_str();
+        while let Some(open) = rest.find('{') {
+            out.push_str(&rest[..open]);
+            let close = rest[open..].find('}')? + open;
+            let value = values.get(&rest[open + 1..close])?;
+            match value {
+                serde_json::Value::String(s) => out.push_str(s),
+                other => out.push_str(&other.to_string()),
+            }
+            rest = &rest[close + 1..];
+        }
+        out.push_str(rest);
+        Some(out)
+    }
+}
+
+#[derive(Deserialize)]
+struct HintFile {
+    hint: Vec<Hint>,
+}
+
+/// A step of the manual checklist (causes.toml).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    pub number: u8,
+    pub text: String,
+}
+
 #[derive(Deserialize)]
 struct CauseFile {
+    step: Vec<Step>,
     cause: Vec<Cause>,
 }
 #[derive(Deserialize)]
@@ -126,11 +171,13 @@ struct OpFile {
 }
 
 pub struct KnowledgeBase {
+    pub steps: Vec<Step>,
     pub causes: Vec<Cause>,
     pub asserts: Vec<AssertSite>,
     pub messages: Vec<Message>,
     pub followons: Vec<FollowOn>,
     pub ops: Vec<OpSignature>,
+    pub hints: Vec<Hint>,
     cause_index: HashMap<String, usize>,
     matchers: matcher::Matchers,
 }
@@ -155,8 +202,16 @@ impl KnowledgeBase {
                 .ok_or_else(|| anyhow::anyhow!("knowledge base file {name} is missing"))
         };
         let parse_err = |name: &'static str| move |e: toml::de::Error| anyhow::anyhow!("{name}: {e}");
-        let causes =
-            toml::from_str::<CauseFile>(text("causes.toml")?).map_err(parse_err("causes.toml"))?.cause;
+        let CauseFile { step: steps, cause: causes } =
+            toml::from_str::<CauseFile>(text("causes.toml")?).map_err(parse_err("causes.toml"))?;
+        for c in &causes {
+            anyhow::ensure!(
+                c.checklist_step == 0 || steps.iter().any(|s| s.number == c.checklist_step),
+                "causes.toml: {} names checklist step {} that does not exist",
+                c.id,
+                c.checklist_step
+            );
+        }
         let asserts =
             toml::from_str::<AssertFile>(text("asserts.toml")?).map_err(parse_err("asserts.toml"))?.asserts;
         let messages = toml::from_str::<MessageFile>(text("messages.toml")?)
@@ -166,6 +221,7 @@ impl KnowledgeBase {
             .map_err(parse_err("followons.toml"))?
             .followon;
         let ops = toml::from_str::<OpFile>(text("ops.toml")?).map_err(parse_err("ops.toml"))?.op;
+        let hints = toml::from_str::<HintFile>(text("hints.toml")?).map_err(parse_err("hints.toml"))?.hint;
 
         let cause_index: HashMap<String, usize> =
             causes.iter().enumerate().map(|(i, c)| (c.id.clone(), i)).collect();
@@ -189,8 +245,16 @@ impl KnowledgeBase {
                 check_cause("ops.toml", &o.name, c)?;
             }
         }
+        for h in &hints {
+            check_cause("hints.toml", &h.id, &h.cause)?;
+        }
         let matchers = matcher::Matchers::build(&asserts, &messages, &followons, &ops)?;
-        Ok(KnowledgeBase { causes, asserts, messages, followons, ops, cause_index, matchers })
+        Ok(KnowledgeBase { steps, causes, asserts, messages, followons, ops, hints, cause_index, matchers })
+    }
+
+    /// Compiles every regex of the knowledge base (they compile lazily in normal use).
+    pub fn check_patterns(&self) -> anyhow::Result<()> {
+        self.matchers.check_patterns()
     }
 
     pub fn cause(&self, id: &str) -> Option<&Cause> {
@@ -203,12 +267,27 @@ impl KnowledgeBase {
         self.cause(id).unwrap_or_else(|| panic!("cause {id:?} is not in the knowledge base"))
     }
 
+    pub fn step(&self, number: u8) -> Option<&Step> {
+        self.steps.iter().find(|s| s.number == number)
+    }
+
+    pub fn hint(&self, id: &str) -> Option<&Hint> {
+        self.hints.iter().find(|h| h.id == id)
+    }
+
     pub fn op(&self, name: &str) -> Option<&OpSignature> {
         self.ops.iter().find(|o| o.name == name)
     }
 
-    pub fn match_assert(&self, file: &str, kernel: &str, condition: &str) -> Option<AssertMatch<'_>> {
-        self.matchers.match_assert(&self.asserts, file, kernel, condition)
+    /// The site of an assertion; `message` is the explanatory text of the printf form.
+    pub fn match_assert(
+        &self,
+        file: &str,
+        kernel: &str,
+        condition: &str,
+        message: Option<&str>,
+    ) -> Option<AssertMatch<'_>> {
+        self.matchers.match_assert(&self.asserts, file, kernel, condition, message)
     }
 
     pub fn match_message(&self, text: &str) -> Option<MessageMatch<'_>> {

@@ -170,3 +170,30 @@ pub fn lint_source(path: &str, text: &str, selection: &Selection) -> Vec<Finding
     parsed.dispose(nested_too_deep);
     findings
 }
+
+/// `assertscope rules CODE` for a lint rule: what it does, why it matters, example, fix.
+pub fn render_rule_doc(rule: &RuleDoc, p: &crate::render::style::Palette) -> String {
+    format!(
+        "{}{}{} ({}): {}\n\n{}what it does{}\n  {}\n\n{}why it matters{}\n  {}\n\n{}example{}\n{}\n\n{}fix{}\n  {}\n\nprevents: {}\n",
+        p.bold, rule.code, p.reset, rule.name, rule.summary,
+        p.bold, p.reset, rule.what_it_does,
+        p.bold, p.reset, rule.why_it_matters,
+        p.bold, p.reset, indent(rule.example),
+        p.bold, p.reset, rule.fix,
+        prevents(rule),
+    )
+}
+
+/// The cause a rule prevents, or for a warning with no cause what it is about.
+fn prevents(rule: &RuleDoc) -> String {
+    match (rule.cause, rule.severity) {
+        ("none", Severity::Warning) => {
+            "no assert (a warning: training goes wrong without an error)".to_string()
+        }
+        (cause, _) => cause.to_string(),
+    }
+}
+
+fn indent(s: &str) -> String {
+    s.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
+}

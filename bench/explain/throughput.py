@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Throughput and peak memory of `assertscope explain` on a large log, against ripgrep
+searching the same literals (the lines assertscope parses) on the same file, in one run.
+
+    python3 bench/explain/throughput.py [--size-gb 2] [--runs 3] [--bin target/release/assertscope]
+
+The log is generated once (bench/out/explain-<size>g.log): realistic training output
+(progress bars, step lines, warnings, evaluation tables) with a device-side assert and its
+traceback near the end. Prints seconds, GB/s, the ratio assertscope/ripgrep (>= 1.0 means
+assertscope is at least as fast) and assertscope's peak RSS.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+OUT = REPO / "bench" / "out"
+
+CHATTER = [
+    "Epoch {e}/300: {p:3d}%|{bar:<10}| {i}/1563 [{m:02d}:{s:02d}<04:41,  5.51it/s, loss={l:.4f}, lr=3.00e-04]",
+    "step {i:>7} | loss {l:.4f} | lr 3.00e-04 | grad_norm {g:.3f} | tokens/s 48213",
+    "[2026-11-02 10:{m:02d}:{s:02d},512][train][INFO] - epoch {e} batch {i} loss {l:.5f} acc {a:.3f}",
+    "{{'loss': {l:.4f}, 'learning_rate': 2.9e-05, 'epoch': {e}.{i}}}",
+    "/opt/conda/lib/python3.11/site-packages/torch/utils/data/dataloader.py:617: UserWarning: This DataLoader will create 8 worker processes in total.",
+    "val | precision 0.{i:04d} | recall 0.81{e} | f1 0.79 | auc 0.9{s}",
+    "  [checkpoint] saved runs/exp{e}/ckpt_{i}.pt ({m} MB)",
+    "grad_norm {g:.2e} clip 1.0 scale 65536.0",
+]
+
+TAIL = """\
+../aten/src/ATen/native/cuda/Loss.cu:250: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: [3,0,0] Assertion `t >= 0 && t < n_classes` failed.
+../aten/src/ATen/native/cuda/Loss.cu:250: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: [8,0,0] Assertion `t >= 0 && t < n_classes` failed.
+Traceback (most recent call last):
+  File "/home/user/project/train.py", line 142, in <module>
+    main(args)
+  File "/home/user/project/train.py", line 71, in train_epoch
+    total_loss += loss.item()
+RuntimeError: CUDA error: device-side assert triggered
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+For debugging consider passing CUDA_LAUNCH_BLOCKING=1
+Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.
+"""
+
+
+def generate(path, size_bytes):
+    import random
+
+    rng = random.Random(7)
+    block_lines = []
+    for i in range(20000):
+        tpl = CHATTER[rng.randrange(len(CHATTER))]
+        p = rng.randrange(100)
+        block_lines.append(tpl.format(e=rng.randrange(1, 300), p=p, bar="#" * (p // 10), i=i, m=rng.randrange(60),
+                                      s=rng.randrange(60), l=rng.random() * 3, g=rng.random() * 5, a=rng.random()))
+    block = ("\n".join(block_lines) + "\n").encode()
+    tail = TAIL.encode()
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "wb") as f:
+        written = 0
+        while written + len(block) + len(tail) < size_bytes:
+            f.write(block)
+            written += len(block)
+        f.write(tail)
+        f.write(block[: 4096])
+    tmp.rename(path)
+
+
+def triggers():
+    src = (REPO / "src" / "log" / "mod.rs").read_text()
+    body = src.split("pub const TRIGGERS: &[&str] = &[", 1)[1].split("];", 1)[0]
+    return [bytes(s, "utf-8").decode("unicode_escape") for s in re.findall(r'"((?:[^"\\]|\\.)*)"', body)]
+
+
+def timed(cmd, runs):
+    times, rss = [], []
+    for _ in range(runs):
+        start = time.perf_counter()
+        proc = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        times.append(time.perf_counter() - start)
+        rss.append(int(proc.stderr.decode().strip().splitlines()[-1]))
+        if proc.returncode not in (0, 1):
+            sys.exit(f"{cmd[0]} failed: {proc.stderr.decode()}")
+    return statistics.median(times), max(rss)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size-gb", type=float, default=2.0)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--bin", default=str(REPO / "target" / "release" / "assertscope"))
+    args = ap.parse_args()
+    if not shutil.which("rg"):
+        sys.exit("ripgrep (rg) is needed as the baseline: apt-get install ripgrep")
+    if not Path(args.bin).exists():
+        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=REPO, check=True)
+    OUT.mkdir(parents=True, exist_ok=True)
+    log = OUT / f"explain-{args.size_gb:g}g.log"
+    size = int(args.size_gb * (1 << 30))
+    if not log.exists() or log.stat().st_size < size * 0.95:
+        print(f"generating {log} ...", flush=True)
+        generate(log, size)
+    patterns = OUT / "explain-triggers.txt"
+    patterns.write_text("\n".join(triggers()) + "\n")
+    subprocess.run(["cat", str(log)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+
+    gb = log.stat().st_size / 1e9
+    rg_s, rg_rss = timed(["rg", "--count", "-F", "-f", str(patterns), str(log)], args.runs)
+    as_s, as_rss = timed([args.bin, "explain", "--json", str(log)], args.runs)
+    check = subprocess.run([args.bin, "explain", "--json", str(log)], stdout=subprocess.PIPE)
+    assert b'"target-out-of-range"' in check.stdout, "the assert near the end was not found"
+    print(f"log: {gb:.2f} GB, {len(triggers())} literals")
+    print(f"ripgrep --count -F (baseline): {rg_s:.2f} s  {gb / rg_s:.2f} GB/s  peak RSS {rg_rss / 1024:.1f} MB")
+    print(f"assertscope explain:           {as_s:.2f} s  {gb / as_s:.2f} GB/s  peak RSS {as_rss / 1024:.1f} MB")
+    print(f"throughput ratio assertscope/ripgrep: {rg_s / as_s:.2f}x (target >= 1.0)")
+    print(f"assertscope peak memory: {as_rss / 1024:.1f} MB (target <= 64 MB)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,39 @@
+"""The checks, one op family per module. Each module documents what its kernels assert,
+why it matters, an example, and the fix, and lists where its wrappers go (PATCHES:
+(owner, attribute, check, parameter names))."""
+
+from . import (
+    advanced_index,
+    bce,
+    class_target,
+    ctc,
+    embedding,
+    embedding_bag,
+    gather_scatter,
+    index_dim,
+    masked_scatter,
+    max_unpool,
+    one_hot,
+    repeat_interleave,
+    sampling,
+    take_put,
+)
+
+MODULES = (
+    class_target,
+    one_hot,
+    bce,
+    embedding,
+    embedding_bag,
+    advanced_index,
+    index_dim,
+    gather_scatter,
+    take_put,
+    sampling,
+    ctc,
+    max_unpool,
+    repeat_interleave,
+    masked_scatter,
+)
+
+PATCHES = [patch for module in MODULES for patch in module.PATCHES]

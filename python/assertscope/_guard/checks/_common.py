@@ -1,0 +1,83 @@
+"""Pieces shared by the checks."""
+
+import torch
+
+from .._engine import Check, checkable
+from .._rules import RangeRule
+from .._analysis import range_report, interval, plural
+from ...errors import Finding
+
+__all__ = ["is_index_tensor", "dim_size", "IndexRangeCheck"]
+
+
+def is_index_tensor(value):
+    """A checkable tensor of an integer dtype (bool and uint8 index as masks, not here)."""
+    return checkable(value) and not value.is_floating_point() and value.dtype not in (torch.bool, torch.uint8) and not value.is_complex()
+
+
+def dim_size(tensor, dim):
+    """(normalised dim, size) of a dimension; a 0-dim tensor counts as size 1. None if dim is odd."""
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        return None
+    ndim = max(tensor.dim(), 1)
+    if not -ndim <= dim < ndim:
+        return None  # torch raises its own IndexError
+    dim %= ndim
+    return dim, (tensor.shape[dim] if tensor.dim() else 1)
+
+
+class IndexRangeCheck(Check):
+    """An op whose kernel asserts that one index tensor lies in a range along one dimension.
+
+    Subclasses set `op`, `cause`, `index` (the parameter name) and implement `bounds(call)`
+    -> (low, high, what) or None, where `what` names the range ("dimension 1 (size 32)").
+    """
+
+    cause = "index-out-of-bounds"
+    index = "index"
+
+    def bounds(self, call):
+        raise NotImplementedError
+
+    def rules(self, call):
+        index = call.get(self.index)
+        if not is_index_tensor(index) or index.numel() == 0:
+            return []
+        found = self.bounds(call)
+        if found is None:
+            return []
+        low, high, _ = found
+        return [RangeRule(self.index, index, low, high)]
+
+    def hint(self, call, facts, low, high, what):
+        if facts["min"] is not None and facts["min"] < 0 and low == 0:
+            return (
+                f"{self.op} does not wrap negative indices: the index holds {facts['min']}. Mask padding "
+                "values (-1, -100) before the call and drop their results afterwards."
+            )
+        if facts["max"] is not None and high is not None and facts["max"] >= high:
+            return (
+                f"the indices go up to {facts['max']}, but {what} allows at most {high - 1}: the indexed "
+                "tensor is smaller than the code that made the indices assumes (a table or cache built "
+                "for a shorter length, ids counted from 1, indices computed before a crop or filter)."
+            )
+        return None
+
+    def tensors(self, call):
+        return [("index", call.get(self.index)), ("input", call.get("input"))]
+
+    def explain(self, call, rule):
+        low, high, what = self.bounds(call)
+        suffix, facts = range_report(rule.tensor, low, high)
+        count = facts["bad_count"]
+        found = f"{count} of {facts['numel']} {plural(facts['numel'], 'index')} outside {interval(low, high)} ({what}): {suffix}"
+        return Finding(self.cause, found, facts, self.tensors(call), self.hint(call, facts, low, high, what))
+
+
+def function_and_methods(name, check, names):
+    """Patches for torch.<name>, Tensor.<name>_ (in place) and Tensor.<name>."""
+    return [
+        ("torch", name, check, names),
+        ("torch.Tensor", name + "_", check, names),
+        ("torch.Tensor", name, check, names),
+    ]

@@ -1,0 +1,157 @@
+"""Class targets of cross_entropy, nll_loss, multi_margin_loss and multilabel_margin_loss.
+
+What: every class-index target is in [0, C), C being the size of the class dimension of the
+input, unless it equals ignore_index (cross_entropy and nll_loss only). multilabel_margin_loss
+takes [-1, C): -1 ends the list of labels of a row.
+Why: the loss kernels index the logits with the label; CUDA asserts `t >= 0 && t < n_classes`
+(Loss.cu, NLLLoss2d.cu) and poisons the context. Targets of shape [N, 1] or one-hot integer
+targets are refused on the host; the guard says why in the same words.
+Example: labels 1..10 with a 10-class head; a segmentation mask with void pixels of 255.
+Fix: remap labels to 0..C-1, size the head from the data, pass ignore_index for void labels.
+"""
+
+import torch
+
+from ...errors import Finding
+from .._analysis import interval, looks_one_based, plural, range_report
+from .._engine import Check, checkable
+from .._rules import RangeRule, Rule
+from ._common import is_index_tensor
+
+LARGE_VOCABULARY = 1000  # more classes than this: the "classes" are probably tokens
+
+
+def class_hint(facts, classes, ignore_index, what="the model has"):
+    """The specific fix for out-of-range class labels, from the shape of the bad values."""
+    bad = facts["distinct_bad_values"]
+    low, high = facts["min"], facts["max"]
+    if looks_one_based(facts, classes):
+        return (
+            f"the labels look 1-based (min 1, max {high} == C): subtract 1 (`target - 1`), or give "
+            f"the model {classes + 1} outputs if class 0 is real."
+        )
+    if bad == [255]:
+        return (
+            "255 is the void/ignore label of segmentation masks (VOC, Cityscapes, ADE20K): pass "
+            "ignore_index=255 to the loss (`nn.CrossEntropyLoss(ignore_index=255)`), and resize "
+            "masks with nearest-neighbour interpolation."
+        )
+    if bad and all(v == -1 for v in bad):
+        ignored = f"ignore_index is {ignore_index}" if ignore_index is not None else "this op has no ignore_index"
+        return f"-1 marks padding here, but {ignored}: pass ignore_index=-1, or pad with -100 (the default)."
+    if bad and all(v < 0 for v in bad):
+        return (
+            f"negative labels ({', '.join(map(str, bad))}): mark padding with the loss's "
+            f"ignore_index ({ignore_index}) or drop those entries."
+        )
+    if high is not None and high >= classes:
+        if classes >= LARGE_VOCABULARY:
+            return (
+                f"target id {high} >= {classes} logits: the vocabulary grew (tokens added to the "
+                "tokenizer?) without growing the output layer; `model.resize_token_embeddings"
+                "(len(tokenizer))` resizes the LM head too."
+            )
+        return (
+            f"the labels go up to {high} but {what} C = {classes} outputs: build the output layer "
+            f"with num_classes = {high + 1} (or `len(label2id)`), or remap the labels to 0..{classes - 1}."
+        )
+    return None
+
+
+class ClassTargetCheck(Check):
+    cause = "target-out-of-range"
+
+    def __init__(self, op, has_ignore_index=True, low=0, class_dim_of_batched=1):
+        self.op = op
+        self.has_ignore_index = has_ignore_index
+        self.low = low
+        self.class_dim_of_batched = class_dim_of_batched
+
+    def classes(self, input):
+        return input.shape[self.class_dim_of_batched] if input.dim() >= 2 else input.shape[0]
+
+    def ignore_index(self, call):
+        return call.get("ignore_index", -100) if self.has_ignore_index else None
+
+    def rules(self, call):
+        input, target = call.get("input"), call.get("target")
+        if not (checkable(input) and is_index_tensor_or_byte(target)) or target.numel() == 0 or input.dim() == 0:
+            return []
+        shape = self.shape_problem(input, target)
+        if shape is not None:
+            return [ShapeRule("target", target, shape)]
+        return [RangeRule("target", target, self.low, self.classes(input), ignore=self.ignore_index(call))]
+
+    def shape_problem(self, input, target):
+        """The host-side shape errors torch raises for class losses, explained (or None)."""
+        if self.op not in ("cross_entropy", "nll_loss") or input.dim() != 2 or target.dim() != 2:
+            return None
+        if self.op == "cross_entropy" and tuple(target.shape) == tuple(input.shape):
+            return (
+                f"an integer target of the same shape as the logits {list(input.shape)} is read as "
+                "class probabilities: this looks like a one-hot target",
+                "pass class indices of shape [N] (`target.argmax(1)`), or float probabilities (`target.float()`).",
+            )
+        return (
+            f"a target of shape {list(target.shape)} for logits {list(input.shape)}: class-index targets "
+            "must have shape [N]",
+            "pass `target.squeeze(1)` or `target.view(-1)` (or `target.argmax(1)` for one-hot rows).",
+        )
+
+    def explain(self, call, rule):
+        input, target = call.get("input"), call.get("target")
+        tensors = [("target", target), ("input", input)]
+        if isinstance(rule, ShapeRule):
+            found, hint = rule.problem
+            values = {"target_shape": list(target.shape), "input_shape": list(input.shape)}
+            return Finding("target-shape", found, values, tensors, hint)
+        classes = self.classes(input)
+        ignore = rule.ignore
+        suffix, facts = range_report(target, self.low, classes, ignore)
+        facts["classes"] = classes
+        where = f"C = {classes}" + (f", ignore_index = {ignore}" if ignore is not None else "")
+        found = (
+            f"{facts['bad_count']} of {facts['numel']} {plural(facts['numel'], 'target')} outside "
+            f"{interval(self.low, classes)} ({where}): {suffix}"
+        )
+        return Finding(self.cause, found, facts, tensors, class_hint(facts, classes, ignore))
+
+
+def is_index_tensor_or_byte(value):
+    """nll_loss also takes uint8 class targets."""
+    return is_index_tensor(value) or (checkable(value) and value.dtype == torch.uint8)
+
+
+class ShapeRule(Rule):
+    """A host-side problem known from shapes alone: it always fails, without reading values."""
+
+    __slots__ = ("problem",)
+    host = True
+
+    def __init__(self, arg, tensor, problem):
+        super().__init__(arg, tensor)
+        self.problem = problem
+
+    def passes(self):
+        return False
+
+    def bad(self):
+        return torch.ones((), dtype=torch.bool, device=self.tensor.device)
+
+    def repaired(self, bad):
+        return self.tensor
+
+
+_CROSS_ENTROPY = ClassTargetCheck("cross_entropy")
+_NLL = ClassTargetCheck("nll_loss")
+_MULTI_MARGIN = ClassTargetCheck("multi_margin_loss", has_ignore_index=False, class_dim_of_batched=-1)
+_MULTILABEL = ClassTargetCheck("multilabel_margin_loss", has_ignore_index=False, low=-1, class_dim_of_batched=-1)
+
+PATCHES = [
+    ("torch._C._nn", "cross_entropy_loss", _CROSS_ENTROPY, ("input", "target", "weight", "reduction", "ignore_index", "label_smoothing")),
+    ("torch._C._nn", "nll_loss_nd", _NLL, ("input", "target", "weight", "reduction", "ignore_index")),
+    ("torch._C._nn", "nll_loss", _NLL, ("input", "target", "weight", "reduction", "ignore_index")),
+    ("torch._C._nn", "nll_loss2d", _NLL, ("input", "target", "weight", "reduction", "ignore_index")),
+    ("torch._C._nn", "multi_margin_loss", _MULTI_MARGIN, ("input", "target", "p", "margin", "weight", "reduction")),
+    ("torch._C._nn", "multilabel_margin_loss", _MULTILABEL, ("input", "target", "reduction")),
+]

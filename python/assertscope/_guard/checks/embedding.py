@@ -1,0 +1,69 @@
+"""F.embedding / nn.Embedding (and embedding_renorm_ under max_norm): ids in [0, num_embeddings).
+
+Why: the lookup is an index_select of rows; CUDA asserts `srcIndex < srcSelectDimSize`
+(Indexing.cu) or `ind >= 0 && ind < ind_dim_size` (IndexKernelUtils.cu). Negative ids are
+never valid here: they wrap to huge unsigned values.
+Example: tokens added to a tokenizer without resizing the model; position ids past
+max_position_embeddings; -100 label padding fed to the embedding.
+Fix: size the table from the vocabulary, `resize_token_embeddings`, truncate sequences.
+"""
+
+from ...errors import Finding
+from .._analysis import looks_like_positions, plural, range_report
+from .._engine import Check, checkable
+from .._rules import RangeRule
+from ._common import is_index_tensor
+
+
+def embedding_hint(ids, facts, rows):
+    low, high = facts["min"], facts["max"]
+    if low is not None and low < 0:
+        return (
+            f"negative ids ({', '.join(map(str, facts['distinct_bad_values']))}) reached the embedding: "
+            "padding such as -100 or -1 must be mapped to a real id (the padding_idx) before the lookup."
+        )
+    if high is None or high < rows:
+        return None
+    if looks_like_positions(ids):
+        length = ids.shape[-1]
+        return (
+            f"these look like position ids (each row counts up by one): the sequence is {length} long "
+            f"but the table has {rows} positions; truncate inputs to {rows} tokens "
+            "(max_position_embeddings) or build a longer position table."
+        )
+    return (
+        f"token id {high} >= num_embeddings = {rows}: did you add tokens to the tokenizer without "
+        "`model.resize_token_embeddings(len(tokenizer))`? Otherwise size the table from the final "
+        "vocabulary (`nn.Embedding(len(vocab), dim)`) and map unknown words to an id inside it."
+    )
+
+
+class EmbeddingCheck(Check):
+    cause = "embedding-index-out-of-range"
+
+    def __init__(self, op, weight):
+        self.op = op
+        self.weight = weight
+
+    def rules(self, call):
+        weight, ids = call.get(self.weight), call.get("indices")
+        if not (checkable(weight) and is_index_tensor(ids)) or ids.numel() == 0 or weight.dim() == 0:
+            return []
+        return [RangeRule("indices", ids, 0, weight.shape[0])]
+
+    def explain(self, call, rule):
+        weight, ids = call.get(self.weight), rule.tensor
+        rows = weight.shape[0]
+        suffix, facts = range_report(ids, 0, rows)
+        found = (
+            f"{facts['bad_count']} of {facts['numel']} {plural(facts['numel'], 'id')} outside [0, {rows}) "
+            f"(num_embeddings = {rows}): {suffix}"
+        )
+        tensors = [("indices", ids), ("weight", weight)]
+        return Finding(self.cause, found, facts, tensors, embedding_hint(ids, facts, rows))
+
+
+PATCHES = [
+    ("torch", "embedding", EmbeddingCheck("embedding", "weight"), ("weight", "indices", "padding_idx", "scale_grad_by_freq", "sparse")),
+    ("torch", "embedding_renorm_", EmbeddingCheck("embedding", "input"), ("input", "indices", "max_norm", "norm_type")),
+]

@@ -1,0 +1,60 @@
+"""F.embedding_bag / nn.EmbeddingBag: ids in [0, num_embeddings) and well-formed offsets.
+
+What: every id is in [0, num_embeddings); offsets start at 0, never decrease and never pass
+the number of ids.
+Why: CUDA asserts `input[emb] < numRows` and `end >= begin` (EmbeddingBag.cu); a negative id
+reads outside the table (illegal memory access).
+Example: a category id past the table; offsets built from lengths without a leading 0.
+Fix: size the table from the data; offsets = `torch.cumsum(lengths, 0) - lengths`.
+"""
+
+from ...errors import Finding
+from .._analysis import locate, plural, positions_text
+from .._engine import checkable
+from .._rules import OffsetsRule, RangeRule
+from ._common import is_index_tensor
+from .embedding import EmbeddingCheck
+
+
+class EmbeddingBagCheck(EmbeddingCheck):
+    def rules(self, call):
+        rules = super().rules(call)
+        ids, offsets = call.get("indices"), call.get("offsets")
+        if is_index_tensor(offsets) and offsets.numel() and checkable(ids):
+            rules.append(OffsetsRule("offsets", offsets, ids.numel()))
+        return rules
+
+    def explain(self, call, rule):
+        if isinstance(rule, RangeRule):
+            return super().explain(call, rule)
+        offsets = rule.tensor
+        count, values, positions = locate(offsets, rule.bad())
+        facts = {
+            "bad_count": count,
+            "numel": offsets.numel(),
+            "bound": rule.count,
+            "positions": positions,
+            "bad_values": values,
+            "first_offsets": offsets[:8].tolist(),
+        }
+        found = (
+            f"{count} of {offsets.numel()} {plural(offsets.numel(), 'offset')} break the rules (start at 0, "
+            f"never decrease, at most {rule.count} = the number of ids): "
+            f"{positions_text(values, positions, count)}; offsets begin {facts['first_offsets']}"
+        )
+        hint = (
+            "offsets are the start of each bag in the flat list of ids: build them as "
+            "`torch.cumsum(lengths, 0) - lengths` (they begin with 0), or pass a 2-D input of "
+            "equal-length bags without offsets."
+        )
+        return Finding(self.cause, found, facts, [("offsets", offsets), ("indices", call.get("indices"))], hint)
+
+
+PATCHES = [
+    (
+        "torch",
+        "embedding_bag",
+        EmbeddingBagCheck("embedding_bag", "weight"),
+        ("weight", "indices", "offsets", "scale_grad_by_freq", "mode", "sparse", "per_sample_weights", "include_last_offset", "padding_idx"),
+    ),
+]

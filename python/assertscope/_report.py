@@ -1,0 +1,59 @@
+"""Guard reports for `assertscope run`: one JSON file per GuardError, written to
+$ASSERTSCOPE_REPORT_DIR as guard-<host>-<pid>-<n>.json (temp file + rename, so a reader
+never sees half a file).
+"""
+
+import itertools
+import json
+import os
+import socket
+import sys
+import time
+
+SCHEMA = "assertscope.guard-report/1"
+REPORT_DIR_ENV = "ASSERTSCOPE_REPORT_DIR"
+
+_counter = itertools.count(1)
+
+
+def _env_int(*names):
+    for name in names:
+        value = os.environ.get(name, "").strip()
+        if value.lstrip("-").isdigit():
+            return int(value)
+    return None
+
+
+def report(diagnosis):
+    """The guard-report object for a diagnosis, with this process's identity."""
+    return {
+        "schema": SCHEMA,
+        "time": time.time(),
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "rank": _env_int("RANK", "SLURM_PROCID"),
+        "local_rank": _env_int("LOCAL_RANK", "SLURM_LOCALID"),
+        "world_size": _env_int("WORLD_SIZE", "SLURM_NTASKS"),
+        "argv": list(sys.argv),
+        "diagnosis": diagnosis,
+    }
+
+
+def write(diagnosis, directory=None):
+    """Writes a report when a report directory is set; returns its path or None. Never raises."""
+    directory = directory or os.environ.get(REPORT_DIR_ENV)
+    if not directory or diagnosis is None:
+        return None
+    try:
+        host = "".join(c if c.isalnum() or c in "-_." else "_" for c in socket.gethostname()) or "host"
+        name = f"guard-{host}-{os.getpid()}-{next(_counter)}.json"
+        path = os.path.join(directory, name)
+        temp = os.path.join(directory, f".{name}.tmp")
+        with open(temp, "w", encoding="utf-8") as f:
+            json.dump(report(diagnosis), f, indent=2, allow_nan=False)
+            f.write("\n")
+        os.replace(temp, path)
+        return path
+    except Exception as exc:  # noqa: BLE001 - the user's error matters more than our report
+        sys.stderr.write(f"assertscope: could not write the guard report to {directory}: {exc}\n")
+        return None

@@ -1,0 +1,420 @@
+"""on_cpu(): run code written for CUDA on the CPU, unmodified (step 1 of the checklist: on the
+CPU the same bad value raises a readable error instead of a device-side assert).
+
+What it remaps, in this process, from the call on:
+  * devices: "cuda", "cuda:1", torch.device("cuda"), and CUDA ordinals (0, 1, ...) passed to
+    tensor factories (torch.zeros(..., device=...) & co.), Tensor.to / .cuda / .new_*,
+    nn.Module.to / .cuda, torch.set_default_device, torch.load(map_location=...), and the
+    legacy torch.cuda.FloatTensor-style types;
+  * torch.cuda.is_available() answers True, so a script that branches on it takes the same
+    CUDA path it takes on a GPU machine; the torch.cuda calls such scripts make (device
+    counts and names, set_device, synchronize, seeds, RNG state, memory statistics, events,
+    streams) answer as a one-GPU machine whose "GPU" is the CPU;
+  * torch.autocast("cuda") and GradScaler("cuda") become their CPU versions;
+  * DataLoader(pin_memory=True) does not pin; Tensor.pin_memory() is a no-op;
+  * torch.distributed: the "nccl" backend becomes "gloo", DistributedDataParallel drops
+    device_ids, DataParallel runs the module directly.
+Call it before tensors are created. Names bound before the call (`from torch import zeros`)
+keep their CUDA meaning; `assertscope run --cpu` calls on_cpu() as torch is imported.
+"""
+
+import functools
+import os
+import time
+import types
+
+__all__ = ["on_cpu", "is_on_cpu", "cpu_device"]
+
+_active = False
+
+
+def is_on_cpu():
+    return _active
+
+
+def cpu_device(device):
+    """The CPU for anything that names a CUDA device; other devices unchanged."""
+    import torch
+
+    if device is None or isinstance(device, bool):
+        return device
+    if isinstance(device, torch.device):
+        return torch.device("cpu") if device.type == "cuda" else device
+    if isinstance(device, str):
+        return "cpu" if device.split(":", 1)[0].strip() == "cuda" else device
+    if isinstance(device, int):
+        return "cpu"  # a bare ordinal means a CUDA device
+    return device
+
+
+def _wrap(owner, name, make):
+    original = getattr(owner, name, None)
+    if original is None or getattr(original, "__assertscope_cpu__", False):
+        return
+    replacement = make(original)
+    try:
+        functools.update_wrapper(replacement, original)
+    except (AttributeError, TypeError):
+        pass
+    replacement.__assertscope_cpu__ = True
+    setattr(owner, name, replacement)
+
+
+def _remapping_device_kwarg(original):
+    def factory(*args, **kwargs):
+        if "device" in kwargs:
+            kwargs["device"] = cpu_device(kwargs["device"])
+        if kwargs.get("pin_memory"):
+            kwargs["pin_memory"] = False
+        return original(*args, **kwargs)
+
+    return factory
+
+
+def _tensor_to(original):
+    import torch
+
+    def to(self, *args, **kwargs):
+        if args and isinstance(args[0], (str, int, torch.device)) and not isinstance(args[0], bool):
+            args = (cpu_device(args[0]),) + args[1:]
+        if "device" in kwargs:
+            kwargs["device"] = cpu_device(kwargs["device"])
+        return original(self, *args, **kwargs)
+
+    return to
+
+
+def _tensor_cuda(original):
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        if memory_format is not None:
+            return self.contiguous(memory_format=memory_format)
+        return self
+
+    return cuda
+
+
+def _returning(value):
+    def make(original):
+        def replacement(*args, **kwargs):
+            return value() if callable(value) else value
+
+        return replacement
+
+    return make
+
+
+class _FakeEvent:
+    """torch.cuda.Event on the CPU: everything is already done; timing uses the wall clock."""
+
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False, **_):
+        self.time = None
+
+    def record(self, stream=None):
+        self.time = time.perf_counter()
+
+    def wait(self, stream=None):
+        pass
+
+    def query(self):
+        return True
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, end_event):
+        return (end_event.time - self.time) * 1000.0
+
+
+class _FakeStream:
+    """torch.cuda.Stream on the CPU: work is already done when it is queued."""
+
+    def __init__(self, device=None, priority=0, **_):
+        self.device = None
+
+    def synchronize(self):
+        pass
+
+    def query(self):
+        return True
+
+    def wait_stream(self, stream):
+        pass
+
+    def wait_event(self, event):
+        pass
+
+    def record_event(self, event=None):
+        event = event or _FakeEvent()
+        event.record()
+        return event
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _NoContext:
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _properties():
+    import torch
+
+    return types.SimpleNamespace(
+        name="CPU (assertscope --cpu)",
+        total_memory=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") if hasattr(os, "sysconf") else 0,
+        major=8,
+        minor=0,
+        multi_processor_count=os.cpu_count() or 1,
+        is_integrated=False,
+        is_multi_gpu_board=False,
+        type=torch.device("cpu"),
+    )
+
+
+def _device_count():
+    # torchrun starts one rank per "GPU"; let every local rank see its own device index.
+    for name in ("LOCAL_WORLD_SIZE", "SLURM_NTASKS_PER_NODE"):
+        value = os.environ.get(name, "")
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return 1
+
+
+def _remap_cuda_module(torch):
+    cuda = torch.cuda
+    state = {"device": 0}
+
+    def set_device(device):
+        if isinstance(device, torch.device):
+            state["device"] = device.index or 0
+        elif isinstance(device, str):
+            state["device"] = int(device.split(":", 1)[1]) if ":" in device else 0
+        elif isinstance(device, int):
+            state["device"] = device
+
+    answers = {
+        "is_available": True,
+        "is_initialized": True,
+        "device_count": _device_count,
+        "current_device": lambda: state["device"],
+        "get_device_name": "CPU (assertscope --cpu)",
+        "get_device_capability": (8, 0),
+        "get_device_properties": _properties,
+        "is_bf16_supported": True,
+        "synchronize": None,
+        "init": None,
+        "empty_cache": None,
+        "ipc_collect": None,
+        "manual_seed": None,
+        "manual_seed_all": None,
+        "seed": None,
+        "seed_all": None,
+        "initial_seed": lambda: torch.initial_seed(),
+        "get_rng_state": lambda: torch.get_rng_state(),
+        "get_rng_state_all": lambda: [torch.get_rng_state()],
+        "set_rng_state": None,
+        "set_rng_state_all": None,
+        "memory_allocated": 0,
+        "max_memory_allocated": 0,
+        "memory_reserved": 0,
+        "max_memory_reserved": 0,
+        "memory_cached": 0,
+        "max_memory_cached": 0,
+        "reset_peak_memory_stats": None,
+        "reset_max_memory_allocated": None,
+        "reset_accumulated_memory_stats": None,
+        "memory_stats": lambda: {},
+        "memory_summary": "assertscope --cpu: no CUDA memory is used",
+        "mem_get_info": lambda: (_properties().total_memory, _properties().total_memory),
+        "set_per_process_memory_fraction": None,
+        "utilization": 0,
+        "current_stream": lambda: _FakeStream(),
+        "default_stream": lambda: _FakeStream(),
+        "is_current_stream_capturing": False,
+    }
+    for name, value in answers.items():
+        _wrap(cuda, name, _returning(value))
+    _wrap(cuda, "set_device", lambda original: set_device)
+    for name, replacement in (("Event", _FakeEvent), ("Stream", _FakeStream), ("device", _NoContext), ("stream", _NoContext), ("device_of", _NoContext)):
+        if hasattr(cuda, name):
+            setattr(cuda, name, replacement)
+    if hasattr(cuda, "nvtx"):
+        for name in ("range_push", "range_pop", "mark"):
+            _wrap(cuda.nvtx, name, _returning(None))
+    for kind in ("Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte", "Bool"):
+        name = f"{kind}Tensor"
+        if hasattr(cuda, name) and hasattr(torch, name):
+            setattr(cuda, name, getattr(torch, name))
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is not None:
+        for name, value in (
+            ("is_available", True),
+            ("current_accelerator", lambda: torch.device("cuda")),
+            ("device_count", _device_count),
+            ("current_device_index", lambda: state["device"]),
+            ("current_device_idx", lambda: state["device"]),
+            ("synchronize", None),
+            ("empty_cache", None),
+        ):
+            _wrap(accelerator, name, _returning(value))
+        for name in ("set_device_index", "set_device_idx"):
+            _wrap(accelerator, name, lambda original: set_device)
+
+
+def _remap_amp(torch):
+    autocast_class = torch.amp.autocast_mode.autocast
+    original_init = autocast_class.__init__
+
+    def autocast_init(self, device_type, *args, **kwargs):
+        original_init(self, "cpu" if device_type == "cuda" else device_type, *args, **kwargs)
+
+    if not getattr(original_init, "__assertscope_cpu__", False):
+        autocast_init.__assertscope_cpu__ = True
+        autocast_class.__init__ = autocast_init
+
+    scaler_class = torch.amp.GradScaler
+    original_scaler_init = scaler_class.__init__
+
+    def scaler_init(self, device="cuda", *args, **kwargs):
+        original_scaler_init(self, "cpu" if device == "cuda" else device, *args, **kwargs)
+
+    if not getattr(original_scaler_init, "__assertscope_cpu__", False):
+        scaler_init.__assertscope_cpu__ = True
+        scaler_class.__init__ = scaler_init
+
+
+def _remap_data_and_io(torch):
+    from torch.utils.data import DataLoader
+
+    original_init = DataLoader.__init__
+
+    def loader_init(self, *args, **kwargs):
+        kwargs["pin_memory"] = False
+        kwargs.pop("pin_memory_device", None)
+        if len(args) > 7:  # pin_memory passed by position
+            args = args[:7] + (False,) + args[8:]
+        original_init(self, *args, **kwargs)
+
+    if not getattr(original_init, "__assertscope_cpu__", False):
+        loader_init.__assertscope_cpu__ = True
+        DataLoader.__init__ = loader_init
+
+    def load(original):
+        def load(f, map_location=None, *args, **kwargs):
+            if map_location is None or isinstance(map_location, (str, int, torch.device)):
+                map_location = "cpu" if map_location is None else cpu_device(map_location)
+            elif isinstance(map_location, dict):
+                map_location = {k: cpu_device(v) for k, v in map_location.items()}
+            return original(f, map_location, *args, **kwargs)
+
+        return load
+
+    _wrap(torch, "load", load)
+    _wrap(torch, "set_default_device", _remapping_positional_device)
+
+
+def _remapping_positional_device(original):
+    def set_default_device(device):
+        return original(cpu_device(device))
+
+    return set_default_device
+
+
+def _remap_distributed(torch):
+    import torch.distributed as dist
+
+    if not dist.is_available():
+        return
+
+    def init_process_group(original):
+        def init_process_group(backend=None, *args, **kwargs):
+            if isinstance(backend, str) and "nccl" in backend:
+                backend = "gloo"
+            kwargs.pop("device_id", None)
+            return original(backend, *args, **kwargs)
+
+        return init_process_group
+
+    _wrap(dist, "init_process_group", init_process_group)
+
+    def barrier(original):
+        def barrier(*args, **kwargs):
+            kwargs.pop("device_ids", None)
+            return original(*args, **kwargs)
+
+        return barrier
+
+    _wrap(dist, "barrier", barrier)
+
+    from torch.nn.parallel import DataParallel, DistributedDataParallel
+
+    ddp_init = DistributedDataParallel.__init__
+
+    def ddp(self, module, device_ids=None, output_device=None, *args, **kwargs):
+        ddp_init(self, module, None, None, *args, **kwargs)
+
+    if not getattr(ddp_init, "__assertscope_cpu__", False):
+        ddp.__assertscope_cpu__ = True
+        DistributedDataParallel.__init__ = ddp
+
+    dp_init = DataParallel.__init__
+
+    def dp(self, *args, **kwargs):
+        # DataParallel runs the module directly when no GPU is available: say so for its init.
+        available = torch.cuda.is_available
+        torch.cuda.is_available = lambda: False
+        try:
+            dp_init(self, *args, **kwargs)
+        finally:
+            torch.cuda.is_available = available
+
+    if not getattr(dp_init, "__assertscope_cpu__", False):
+        dp.__assertscope_cpu__ = True
+        DataParallel.__init__ = dp
+
+
+def on_cpu():
+    """Remaps CUDA to the CPU in this process (idempotent). See the module docstring."""
+    global _active
+    if _active:
+        return
+    import torch
+
+    constructors = set()
+    try:
+        from torch.utils._device import _device_constructors
+
+        constructors = {f.__name__ for f in _device_constructors() if hasattr(torch, getattr(f, "__name__", ""))}
+    except Exception:  # noqa: BLE001 - fall back to the usual factories
+        pass
+    constructors |= {
+        "tensor", "as_tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm",
+        "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like", "full_like",
+        "rand_like", "randn_like", "randint_like", "empty_strided", "normal", "scalar_tensor",
+        "sparse_coo_tensor", "tril_indices", "triu_indices",
+    }
+    for name in sorted(constructors):
+        if hasattr(torch, name):
+            _wrap(torch, name, _remapping_device_kwarg)
+    for name in ("new_tensor", "new_empty", "new_zeros", "new_ones", "new_full", "new_empty_strided"):
+        _wrap(torch.Tensor, name, _remapping_device_kwarg)
+    _wrap(torch.Tensor, "to", _tensor_to)
+    _wrap(torch.Tensor, "cuda", _tensor_cuda)
+    _wrap(torch.Tensor, "pin_memory", lambda original: lambda self, *args, **kwargs: self)
+    _wrap(torch.Tensor, "is_pinned", _returning(False))
+    _wrap(torch.Tensor, "record_stream", _returning(None))
+    _remap_cuda_module(torch)
+    _remap_amp(torch)
+    _remap_data_and_io(torch)
+    _remap_distributed(torch)
+    _active = True

@@ -1,0 +1,115 @@
+"""GuardError: the exception the guard raises, and the diagnosis it carries."""
+
+import os
+
+from . import kb
+
+__all__ = ["GuardError", "Finding", "DIAGNOSIS_SCHEMA"]
+
+DIAGNOSIS_SCHEMA = "assertscope.diagnosis/1"
+
+
+class Finding:
+    """What a failed check saw, in words and numbers. Built only on the error path.
+
+    cause    taxonomy id (kb/causes.toml)
+    found    one line: what is wrong and where it sits ("3 of 32 targets outside [0, 10): ...")
+    values   numbers for the diagnosis: min, max, bound, bad_count, positions, ...
+    tensors  [(name, tensor)] of the tensors involved, summarised one line each
+    hint     the specific fix for this case, or None
+    """
+
+    __slots__ = ("cause", "found", "values", "tensors", "hint")
+
+    def __init__(self, cause, found, values, tensors, hint=None):
+        self.cause = cause
+        self.found = found
+        self.values = values
+        self.tensors = tensors
+        self.hint = hint
+
+
+class GuardError(RuntimeError):
+    """A value that would make a CUDA kernel assert, caught before the kernel ran.
+
+    Attributes: cause (taxonomy id), op, location (dict with file, line, function, code, or
+    None), values (dict of numbers) and diagnosis (an `assertscope.diagnosis/1` Diagnosis).
+    A GuardError re-raised from a DataLoader worker keeps its message but not these.
+    """
+
+    def __init__(self, message="", cause=None, op=None, location=None, values=None, diagnosis=None):
+        super().__init__(message)
+        self.cause = cause
+        self.op = op
+        self.location = location
+        self.values = values if values is not None else {}
+        self.diagnosis = diagnosis
+
+    def __reduce__(self):
+        # Pickles across processes (multiprocessing, DataLoader workers) with its diagnosis.
+        return (
+            self.__class__,
+            (str(self), self.cause, self.op, self.location, self.values, self.diagnosis),
+        )
+
+
+GuardError.__module__ = "assertscope"
+
+
+def _rank():
+    for name in ("RANK", "SLURM_PROCID"):
+        value = os.environ.get(name)
+        if value is not None and value.strip().lstrip("-").isdigit():
+            return int(value)
+    return None
+
+
+def json_safe(value):
+    """Values as strict JSON allows: NaN and infinities become strings, tuples lists."""
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return "nan" if value != value else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def build(op, finding, location, note=None):
+    """The GuardError for a finding at a location (a dict from _frames.location_dict)."""
+    from ._summary import describe
+
+    cause = kb.cause(finding.cause)
+    summaries = [(name, t if isinstance(t, str) else describe(t)) for name, t in finding.tensors]
+    lines = [f"{op}: {cause['title']} [{finding.cause}]"]
+    if location is not None:
+        lines.append(f"  --> {location['file']}:{location['line']} in {location['function']}")
+        if location.get("code"):
+            lines.append(f"   |     {location['code']}")
+    lines.append(f"   = found: {finding.found}")
+    width = max((len(name) for name, _ in summaries), default=0)
+    for name, text in summaries:
+        lines.append(f"   = {name.ljust(width)}  {text}")
+    if finding.hint:
+        lines.append(f"   = help: {finding.hint}")
+    lines.append(f"   = fix: {' '.join(cause['fix'].split())}")
+    if note:
+        lines.append(f"   = note: {note}")
+    message = "\n".join(lines)
+
+    fix = " ".join(cause["fix"].split())
+    diagnosis = {
+        "cause": finding.cause,
+        "title": cause["title"],
+        "confidence": "high",
+        "op": op,
+        "location": location,
+        "rank": _rank(),
+        "evidence": [{"kind": "guard", "text": f"{op}: {finding.found}", "source_line": None}]
+        + [{"kind": "tensor", "text": f"{name}: {text}", "source_line": None} for name, text in summaries],
+        "values": json_safe(finding.values),
+        "explanation": " ".join(cause["explanation"].split()),
+        "fix": f"{finding.hint[:1].upper()}{finding.hint[1:]} {fix}" if finding.hint else fix,
+        "checklist_step": cause.get("checklist_step") or None,
+    }
+    return GuardError(message, finding.cause, op, location, finding.values, diagnosis)

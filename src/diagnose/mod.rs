@@ -1,0 +1,777 @@
+//! From the events of one or more logs to a [`Report`]: the root cause, the user's line,
+//! the values, and which other errors are only consequences.
+//!
+//! The rules, in order of strength: a device-side assertion line names the failing
+//! kernel, whatever the traceback says; a host-side message (the CPU twin of an assert, a
+//! shape or dtype check) names its cause exactly; a CUDA error with no assertion line is
+//! only a consequence of an earlier failure, unless the traceback is synchronous and ends
+//! inside an op that can assert; follow-on errors (cuBLAS, cuDNN, NCCL) and ranks that
+//! only waited are secondary.
+
+pub mod frames;
+mod values;
+
+use crate::guard_report::{self, GuardReport};
+use crate::kb::{KnowledgeBase, Role};
+use crate::log::traceback::{ExceptionText, Frame, Style, Traceback};
+use crate::log::{AssertionGroup, LogScan};
+use crate::report::{Confidence, Diagnosis, Evidence, Location, Report, Secondary};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// Where a failure was seen: a rank (from a prefix or a file name) or, for inputs without
+/// ranks, the input itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum StreamKey {
+    Rank(u32),
+    Source(usize),
+}
+
+impl StreamKey {
+    fn rank(self) -> Option<u32> {
+        match self {
+            StreamKey::Rank(r) => Some(r),
+            StreamKey::Source(_) => None,
+        }
+    }
+}
+
+/// How strongly a failure explains the run's death; lower is stronger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Strength {
+    Assertion,
+    HostCheck,
+    StickyAssert,
+    Cascade,
+    PlainError,
+    Peer,
+}
+
+/// One error seen in a stream, classified.
+#[derive(Debug, Clone)]
+struct Failure<'a> {
+    strength: Strength,
+    /// Cause id (None for a plain Python error).
+    cause: Option<String>,
+    op: Option<String>,
+    title: Option<String>,
+    hint: Option<String>,
+    values: Map<String, Value>,
+    /// The exception or error line, as printed.
+    text: String,
+    /// Position in the input: (source index, log line).
+    at: (usize, u64),
+    traceback: Option<&'a Traceback>,
+    assertion: Option<&'a AssertionGroup>,
+    followon: Option<&'static crate::kb::FollowOn>,
+}
+
+#[derive(Default)]
+struct Stream<'a> {
+    failures: Vec<Failure<'a>>,
+    tracebacks: Vec<(usize, &'a Traceback)>,
+}
+
+/// Diagnoses a job from what its guard reported (`reports`, any order) and what its
+/// output shows: the first process the guard stopped is the root; the logs tell which
+/// other ranks only waited and which errors followed.
+pub fn diagnose_job(scans: &[LogScan], reports: &[GuardReport]) -> Report {
+    let from_log = diagnose(scans);
+    let mut ordered: Vec<&GuardReport> = reports.iter().collect();
+    ordered.sort_by(|a, b| a.time.total_cmp(&b.time));
+    let Some((first, rest)) = ordered.split_first() else { return from_log };
+    let mut report = Report::default();
+    let mut root = first.diagnosis.clone();
+    root.rank = root.rank.or(first.rank);
+    let root_rank = root.rank;
+    report.diagnoses.push(root);
+    for other in rest {
+        if other.pid == first.pid && other.host == first.host {
+            continue;
+        }
+        report.secondary.push(Secondary {
+            cause: other.diagnosis.cause.clone(),
+            text: format!("{} also failed: {}", guard_report::who(other), other.diagnosis.title),
+        });
+    }
+    // What else the output shows: follow-on errors, ranks that only waited.
+    let log_root_rank = from_log.root().and_then(|d| d.rank);
+    for s in from_log.secondary {
+        if !report.secondary.contains(&s) {
+            report.secondary.push(s);
+        }
+    }
+    if let Some(d) = from_log.diagnoses.into_iter().next() {
+        if d.rank != root_rank && (d.rank.is_some() || log_root_rank.is_none()) && d.cause != "none" {
+            let who = d.rank.map_or("the output".to_string(), |r| format!("rank {r}"));
+            let cause = if d.cause == "distributed-peer-failure" { d.cause } else { "cascade".to_string() };
+            report.secondary.push(Secondary { cause, text: format!("{who}: {}", d.title) });
+        }
+    }
+    report
+}
+
+/// Diagnoses one or more logs (several per-rank logs of one job, or one log).
+pub fn diagnose(scans: &[LogScan]) -> Report {
+    let kb = KnowledgeBase::get();
+    let mut streams: BTreeMap<StreamKey, Stream<'_>> = BTreeMap::new();
+    for (si, scan) in scans.iter().enumerate() {
+        let key_of = |rank: Option<u32>| rank.map_or(StreamKey::Source(si), StreamKey::Rank);
+        for t in &scan.tracebacks {
+            let stream = streams.entry(key_of(t.rank)).or_default();
+            stream.tracebacks.push((si, &t.traceback));
+            if let Some(f) = classify_traceback(kb, si, &t.traceback) {
+                stream.failures.push(f);
+            }
+        }
+        for e in &scan.errors {
+            if let Some(f) = classify_error_line(kb, si, e.log_line, &e.text) {
+                streams.entry(key_of(e.rank)).or_default().failures.push(f);
+            }
+        }
+        for group in &scan.assertions {
+            let key = attribute_assertion(scan, si, group, &streams);
+            streams.entry(key).or_default().failures.push(assertion_failure(kb, si, group));
+        }
+    }
+
+    // Each stream's own root: its strongest failure, the earliest among equals.
+    let mut roots: Vec<(StreamKey, &Failure<'_>)> = Vec::new();
+    for (key, stream) in &streams {
+        if let Some(f) = stream.failures.iter().min_by_key(|f| (f.strength, f.at)) {
+            roots.push((*key, f));
+        }
+    }
+    roots.sort_by_key(|(key, f)| (f.strength, f.at, *key));
+    let Some(&(root_key, root)) = roots.first() else {
+        return Report::default();
+    };
+
+    let mut report = Report::default();
+    report.diagnoses.push(build_diagnosis(kb, scans, &streams, root_key, root));
+    report.secondary = secondary(kb, &streams, root_key, root, scans);
+    report
+}
+
+fn classify_traceback<'a>(kb: &'static KnowledgeBase, si: usize, tb: &'a Traceback) -> Option<Failure<'a>> {
+    let inner = tb.innermost();
+    let exc = inner.exception.as_ref().or(tb.exception.as_ref())?;
+    let mut f = classify_exception(kb, si, exc)?;
+    f.traceback = Some(tb);
+    apply_frames(kb, &mut f, tb, is_synchronous(exc));
+    Some(f)
+}
+
+/// What the frames of a traceback say about the op, and what bad values mean there.
+fn apply_frames(kb: &'static KnowledgeBase, f: &mut Failure<'_>, tb: &Traceback, synchronous: bool) {
+    let bad_value_cause = f.cause.as_deref().is_some_and(is_bad_value_cause);
+    match f.strength {
+        // A synchronous traceback ends inside the op that raised; an index error inside
+        // one_hot is a class target out of range.
+        Strength::HostCheck | Strength::Assertion if bad_value_cause => {
+            if synchronous {
+                if let Some((op, cause)) = bad_value_op_in_frames(kb, tb) {
+                    f.op = Some(op);
+                    f.cause = Some(cause);
+                }
+            }
+        }
+        // Host-side checks raise at the call itself; an illegal access is only noticed later.
+        Strength::HostCheck => {
+            if f.cause.as_deref() != Some("illegal-memory-access") {
+                if let Some(op) = op_in_frames(kb, tb) {
+                    f.op = Some(op.name.clone());
+                }
+            }
+        }
+        // A CUDA assert error with no assertion line in the log: synchronous and inside an
+        // op that asserts on bad values, that op failed; otherwise the visible error only
+        // follows an earlier failure, and the op is merely where it surfaced.
+        Strength::StickyAssert => {
+            let op = op_in_frames(kb, tb);
+            match op.and_then(|o| o.bad_values.clone()) {
+                Some(cause) if synchronous => {
+                    f.cause = Some(cause);
+                    f.strength = Strength::HostCheck;
+                }
+                _ => f.cause = Some("cascade".into()),
+            }
+            f.op = op.map(|o| o.name.clone());
+        }
+        Strength::Cascade => f.op = op_in_frames(kb, tb).map(|o| o.name.clone()),
+        _ => {}
+    }
+}
+
+fn is_bad_value_cause(cause: &str) -> bool {
+    matches!(cause, "target-out-of-range" | "embedding-index-out-of-range" | "index-out-of-bounds")
+}
+
+/// The innermost op the frames show.
+fn op_in_frames(kb: &'static KnowledgeBase, tb: &Traceback) -> Option<&'static crate::kb::OpSignature> {
+    frames::innermost_first(tb).into_iter().find_map(|frame| {
+        let is_torch = frames::origin(&frame.file) == frames::Origin::Torch;
+        kb.op_of_frame(frame.function.as_deref(), frame.code.as_deref(), is_torch)
+    })
+}
+
+/// The innermost op the frames show that can meet bad index values, with what they mean.
+fn bad_value_op_in_frames(kb: &'static KnowledgeBase, tb: &Traceback) -> Option<(String, String)> {
+    frames::innermost_first(tb).into_iter().find_map(|frame| {
+        let is_torch = frames::origin(&frame.file) == frames::Origin::Torch;
+        let op = kb.op_of_frame(frame.function.as_deref(), frame.code.as_deref(), is_torch)?;
+        let cause = op.bad_values.as_deref().filter(|c| is_bad_value_cause(c))?;
+        Some((op.name.clone(), cause.to_string()))
+    })
+}
+
+fn classify_exception<'a>(kb: &'static KnowledgeBase, si: usize, exc: &ExceptionText) -> Option<Failure<'a>> {
+    let first = full_first_line(exc);
+    if let Some(f) = classify_text(kb, si, exc.log_line, &first) {
+        return Some(f);
+    }
+    // Launcher summaries and teardown noise explain nothing.
+    if kb.match_followon(&first).is_some() {
+        return None;
+    }
+    // A wrapped error (torch.compile, accelerate) can carry the real message below.
+    for line in &exc.continuation {
+        if let Some(m) = kb.match_message(line) {
+            return Some(message_failure(m, si, exc.log_line, line));
+        }
+    }
+    Some(Failure {
+        strength: Strength::PlainError,
+        cause: None,
+        op: None,
+        title: None,
+        hint: None,
+        values: Map::new(),
+        text: first,
+        at: (si, exc.log_line),
+        traceback: None,
+        assertion: None,
+        followon: None,
+    })
+}
+
+fn full_first_line(exc: &ExceptionText) -> String {
+    match &exc.type_name {
+        Some(t) if exc.message.is_empty() => t.clone(),
+        Some(t) => format!("{t}: {}", exc.message),
+        None => exc.message.clone(),
+    }
+}
+
+/// Classifies one line of error text by the knowledge base.
+fn classify_text<'a>(
+    kb: &'static KnowledgeBase,
+    si: usize,
+    log_line: u64,
+    text: &str,
+) -> Option<Failure<'a>> {
+    if let Some(m) = kb.match_message(text) {
+        return Some(message_failure(m, si, log_line, text));
+    }
+    let followon = kb.match_followon(text)?;
+    let strength = match followon.role {
+        Role::StickyAssert => Strength::StickyAssert,
+        Role::Cascade => Strength::Cascade,
+        Role::Peer => Strength::Peer,
+        Role::Trailer | Role::Teardown => return None,
+    };
+    let mut values = Map::new();
+    let mut op = None;
+    if followon.role == Role::Peer {
+        if let Some(collective) = collective_op(text) {
+            op = Some(collective);
+        }
+        if let Some(timeout) = number_after(text, "Timeout(ms)=") {
+            values.insert("timeout_ms".into(), timeout.into());
+        }
+    }
+    Some(Failure {
+        strength,
+        cause: followon.alone.clone(),
+        op,
+        title: None,
+        hint: None,
+        values,
+        text: text.to_string(),
+        at: (si, log_line),
+        traceback: None,
+        assertion: None,
+        followon: Some(followon),
+    })
+}
+
+fn message_failure<'a>(
+    m: crate::kb::MessageMatch<'static>,
+    si: usize,
+    log_line: u64,
+    text: &str,
+) -> Failure<'a> {
+    Failure {
+        strength: Strength::HostCheck,
+        cause: Some(m.message.cause.clone()),
+        op: m.op.or_else(|| m.message.op.clone()),
+        title: m.message.title.clone(),
+        hint: m.message.hint.clone(),
+        values: m.values,
+        text: text.to_string(),
+        at: (si, log_line),
+        traceback: None,
+        assertion: None,
+        followon: None,
+    }
+}
+
+fn classify_error_line<'a>(
+    kb: &'static KnowledgeBase,
+    si: usize,
+    log_line: u64,
+    text: &str,
+) -> Option<Failure<'a>> {
+    let f = classify_text(kb, si, log_line, text)?;
+    // A bare exception line with no known message says too little to stand on its own.
+    if f.strength == Strength::PlainError {
+        return None;
+    }
+    Some(f)
+}
+
+fn assertion_failure<'a>(kb: &'static KnowledgeBase, si: usize, group: &'a AssertionGroup) -> Failure<'a> {
+    let a = &group.assertion;
+    let mut f = Failure {
+        strength: Strength::Assertion,
+        cause: Some("unknown-device-assert".into()),
+        op: None,
+        title: None,
+        hint: None,
+        values: Map::new(),
+        text: assertion_text(group),
+        at: (si, group.first_log_line),
+        traceback: None,
+        assertion: Some(group),
+        followon: None,
+    };
+    if let Some(m) = kb.match_assert(&a.file, &a.kernel, &a.condition, a.message.as_deref()) {
+        f.cause = Some(m.site.cause.clone());
+        f.op = Some(m.site.op.clone());
+        f.hint = Some(m.site.hint.clone());
+        f.values = m.values;
+        if m.site.internal {
+            f.title = Some(format!("internal PyTorch check failed in {}", m.site.op));
+        }
+    } else {
+        let kernel = crate::kb::kernel_name(&a.kernel);
+        f.title = Some(if kernel.is_empty() {
+            format!("device-side assert `{}` in an unknown kernel", a.condition)
+        } else {
+            format!("device-side assert `{}` in {kernel}, a kernel outside PyTorch", a.condition)
+        });
+    }
+    if let Some(msg) = &a.message {
+        values::from_printf_message(msg, &mut f.values);
+    }
+    f.values.insert("failing_threads".into(), group.count.into());
+    f
+}
+
+fn assertion_text(group: &AssertionGroup) -> String {
+    let a = &group.assertion;
+    let mut s = a.file.clone();
+    if let Some(l) = a.line {
+        s.push_str(&format!(":{l}"));
+    }
+    if !a.kernel.is_empty() {
+        s.push_str(&format!(": {}", a.kernel));
+    }
+    s.push_str(&format!(": Assertion `{}` failed.", a.condition));
+    if let Some(m) = &a.message {
+        s.push_str(&format!(" {m}"));
+    }
+    s
+}
+
+/// Assertion lines printed by the GPU carry no rank prefix when the launcher prefixes only
+/// Python's output: give them to the rank whose traceback shows the assert error.
+fn attribute_assertion(
+    scan: &LogScan,
+    si: usize,
+    group: &AssertionGroup,
+    streams: &BTreeMap<StreamKey, Stream<'_>>,
+) -> StreamKey {
+    if let Some(r) = group.rank {
+        return StreamKey::Rank(r);
+    }
+    let sticky_ranks: Vec<(u64, u32)> = scan
+        .tracebacks
+        .iter()
+        .filter_map(|t| {
+            let rank = t.rank?;
+            let exc = t.traceback.innermost().exception.as_ref()?;
+            let text = full_first_line(exc);
+            let f = KnowledgeBase::get().match_followon(&text)?;
+            matches!(f.role, Role::StickyAssert | Role::Cascade).then_some((t.traceback.log_line, rank))
+        })
+        .collect();
+    let _ = streams;
+    // The first assert error reported after the assertion printed, else the first at all.
+    sticky_ranks
+        .iter()
+        .filter(|(line, _)| *line >= group.first_log_line)
+        .min()
+        .or_else(|| sticky_ranks.iter().min())
+        .map_or(StreamKey::Source(si), |&(_, r)| StreamKey::Rank(r))
+}
+
+/// No async warning after a CUDA error means CUDA_LAUNCH_BLOCKING was set (or the error
+/// is not a CUDA error at all): the traceback points at the op that failed.
+fn is_synchronous(exc: &ExceptionText) -> bool {
+    !exc.lines().any(|l| l.contains("might be asynchronously reported"))
+}
+
+fn collective_op(text: &str) -> Option<String> {
+    let i = text.find("OpType=")? + "OpType=".len();
+    let raw: String = text[i..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+    let mut name = raw.trim_matches('_').to_ascii_lowercase();
+    if let Some(stripped) = name.strip_suffix("_base") {
+        name = stripped.to_string();
+    }
+    for (joined, split) in [
+        ("allreduce", "all_reduce"),
+        ("allgather", "all_gather"),
+        ("reducescatter", "reduce_scatter"),
+        ("alltoall", "all_to_all"),
+    ] {
+        if name == joined {
+            name = split.to_string();
+        }
+    }
+    (!name.is_empty()).then_some(name)
+}
+
+fn number_after(text: &str, key: &str) -> Option<i64> {
+    let i = text.find(key)? + key.len();
+    text[i..].chars().take_while(|c| c.is_ascii_digit()).collect::<String>().parse().ok()
+}
+
+fn build_diagnosis(
+    kb: &'static KnowledgeBase,
+    scans: &[LogScan],
+    streams: &BTreeMap<StreamKey, Stream<'_>>,
+    key: StreamKey,
+    root: &Failure<'_>,
+) -> Diagnosis {
+    let stream = &streams[&key];
+    let mut cause_id = root.cause.clone().unwrap_or_else(|| "none".into());
+    let mut values = root.values.clone();
+    let mut evidence = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    let (si, _) = root.at;
+
+    // The traceback that locates the failure: its own, or, for an assertion or an error
+    // line, the one in the same stream where the error surfaced.
+    let surfaced = root.traceback.map(|t| (si, t)).or_else(|| {
+        locating_traceback(stream, root)
+            .or_else(|| streams.get(&StreamKey::Source(si)).and_then(|s| locating_traceback(s, root)))
+    });
+    let mut op = root.op.clone();
+    let mut confidence = match root.strength {
+        Strength::Assertion | Strength::HostCheck => Confidence::High,
+        Strength::StickyAssert | Strength::Cascade | Strength::Peer => Confidence::Medium,
+        Strength::PlainError => Confidence::High,
+    };
+
+    if let Some(group) = root.assertion {
+        evidence.push(Evidence {
+            kind: if group.from_dsa_report { "dsa-report".into() } else { "assert".into() },
+            text: if group.count > 1 {
+                format!("{} (printed by {} GPU threads)", root.text, group.count)
+            } else {
+                root.text.clone()
+            },
+            source_line: Some(group.first_log_line),
+        });
+        if kb
+            .match_assert(
+                &group.assertion.file,
+                &group.assertion.kernel,
+                &group.assertion.condition,
+                group.assertion.message.as_deref(),
+            )
+            .is_some_and(|m| !m.confirmed)
+        {
+            confidence = Confidence::Medium;
+        }
+        // A synchronous traceback (CUDA_LAUNCH_BLOCKING=1) shows which op it was.
+        if let Some((_, tb)) = surfaced {
+            if let Some(exc) = tb.innermost().exception.as_ref() {
+                if is_synchronous(exc) {
+                    if let Some((frame_op, frame_cause)) = bad_value_op_in_frames(kb, tb) {
+                        op = Some(frame_op);
+                        cause_id = frame_cause;
+                    }
+                }
+            }
+        }
+    } else if !root.text.is_empty() {
+        evidence.push(Evidence {
+            kind: evidence_kind(root).into(),
+            text: root.text.clone(),
+            source_line: Some(root.at.1),
+        });
+    }
+    if root.strength == Strength::StickyAssert && cause_id != "cascade" {
+        confidence = Confidence::Medium;
+    }
+
+    // Location: the user's frame of the traceback, with whether it is only where an
+    // asynchronous error surfaced.
+    let mut location = None;
+    if let Some((tsi, tb)) = surfaced {
+        if let Some(frame) = frames::user_frame(tb) {
+            location = Some(location_of(frame, scans.get(tsi).map(|s| s.source.as_str())));
+            let asynchronous = tb.innermost().exception.as_ref().is_some_and(|e| !is_synchronous(e));
+            let surfaced_only = asynchronous
+                && matches!(root.strength, Strength::Assertion | Strength::StickyAssert | Strength::Cascade);
+            if surfaced_only {
+                let what =
+                    op.as_deref().map_or("the kernel that asserted".to_string(), |o| format!("the {o} call"));
+                notes.push(format!(
+                    "CUDA reports errors asynchronously: {}:{} is where the error surfaced, not where it happened. Look at {} that runs before this line.",
+                    frame.file,
+                    frame.line.map_or("?".into(), |l| l.to_string()),
+                    what
+                ));
+                evidence.push(Evidence {
+                    kind: "surfaced".into(),
+                    text: format!(
+                        "{}:{}{}",
+                        frame.file,
+                        frame.line.map_or("?".into(), |l| l.to_string()),
+                        frame.code.as_deref().map_or(String::new(), |c| format!(": {c}"))
+                    ),
+                    source_line: Some(frame.log_line),
+                });
+            }
+        }
+    }
+
+    // What the rest of the log says: sizes the script printed, divergence before the error.
+    let scan = &scans[si];
+    let stream_rank = key.rank();
+    let before = root.at.1;
+    let divergence = scans.iter().flat_map(|s| s.divergence.iter()).find(|d| {
+        (d.rank == stream_rank || d.rank.is_none()) && (d.log_line <= before || root.assertion.is_some())
+    });
+    if let Some(d) = divergence {
+        let range_check = matches!(cause_id.as_str(), "bce-input-range")
+            && root.hint.as_deref().is_none_or(|h| !h.contains("target"))
+            && !root.text.contains("elements of target");
+        if range_check {
+            cause_id = "nan-inf".into();
+            values.insert("metric".into(), d.metric.clone().into());
+            values.insert("metric_value".into(), d.value.clone().into());
+            values.insert("metric_line".into(), d.log_line.into());
+        }
+        if matches!(cause_id.as_str(), "nan-inf" | "invalid-probabilities" | "bce-input-range") {
+            evidence.push(Evidence {
+                kind: "divergence".into(),
+                text: d.text.clone(),
+                source_line: Some(d.log_line),
+            });
+        }
+    }
+    values::from_stated_sizes(&cause_id, scan, before, &mut values, &mut evidence);
+
+    let cause = kb.expect_cause(&cause_id);
+    // Most specific first: where to look, what this site means, then the cause in general.
+    let mut paragraphs: Vec<&str> = notes.iter().map(String::as_str).collect();
+    paragraphs.extend(root.hint.as_deref());
+    paragraphs.push(&cause.explanation);
+    let explanation = paragraphs.join("\n\n");
+    let mut fix = cause.fix.clone();
+    for hint in values::hints(kb, &cause_id, &values) {
+        fix = format!("{hint}\n\n{fix}");
+    }
+    if cause_id == "none" {
+        fix = format!(
+            "The run failed with a plain Python error, not a tensor or CUDA error: {}. {}",
+            root.text, cause.fix
+        );
+    }
+    let title = root.title.clone().unwrap_or_else(|| match (cause_id.as_str(), &op) {
+        ("none", _) => format!("{}: {}", cause.title, root.text),
+        ("distributed-peer-failure", Some(op)) => format!("{} (blocked in {op})", cause.title),
+        ("cascade", Some(op)) => format!("{} (it surfaced in {op})", cause.title),
+        (_, Some(op)) => format!("{} in {op}", cause.title),
+        (_, None) => cause.title.clone(),
+    });
+    Diagnosis {
+        cause: cause_id,
+        title,
+        confidence,
+        op,
+        location,
+        rank: stream_rank,
+        evidence,
+        values,
+        explanation,
+        fix,
+        checklist_step: cause.checklist_step(),
+    }
+}
+
+fn evidence_kind(f: &Failure<'_>) -> &'static str {
+    match f.strength {
+        Strength::Peer => "peer",
+        Strength::Cascade => "follow-on",
+        _ if f.traceback.is_some() => "exception",
+        _ => "error",
+    }
+}
+
+/// For a failure without its own traceback: the traceback of its stream that shows where
+/// it surfaced (an assert error or follow-on), else a faulthandler dump of the thread that
+/// was blocked, else any traceback with a user frame.
+fn locating_traceback<'a>(stream: &Stream<'a>, root: &Failure<'a>) -> Option<(usize, &'a Traceback)> {
+    let kb = KnowledgeBase::get();
+    let is_assert_error = |tb: &Traceback| {
+        tb.innermost().exception.as_ref().is_some_and(|e| {
+            kb.match_followon(&full_first_line(e))
+                .is_some_and(|f| matches!(f.role, Role::StickyAssert | Role::Cascade))
+        })
+    };
+    let with_user = |tb: &&Traceback| frames::user_frame(tb).is_some();
+    if root.assertion.is_some() {
+        if let Some(&(si, tb)) = stream.tracebacks.iter().find(|(_, tb)| is_assert_error(tb) && with_user(tb))
+        {
+            return Some((si, tb));
+        }
+    }
+    if root.strength == Strength::Peer {
+        let dumps =
+            stream.tracebacks.iter().filter(|(_, tb)| tb.style == Style::Faulthandler && with_user(tb));
+        if let Some(&(si, tb)) = dumps.clone().find(|(_, tb)| tb.current_thread).or_else(|| dumps.last()) {
+            return Some((si, tb));
+        }
+    }
+    stream.tracebacks.iter().find(|(_, tb)| with_user(tb) && tb.style != Style::Faulthandler).copied()
+}
+
+fn location_of(frame: &Frame, _source: Option<&str>) -> Location {
+    Location {
+        file: frame.file.clone(),
+        line: frame.line,
+        function: frame.function.clone(),
+        code: frame
+            .code
+            .clone()
+            .or_else(|| source_line(&frame.file, frame.line).map(|l| l.trim().to_string())),
+    }
+}
+
+/// The line of a source file that exists on this machine, as written (indentation kept).
+pub fn source_line(file: &str, line: Option<u64>) -> Option<String> {
+    let line = line?;
+    if line == 0 {
+        return None;
+    }
+    let text = std::fs::read_to_string(file).ok()?;
+    text.lines().nth(line as usize - 1).map(|l| l.trim_end().to_string())
+}
+
+fn secondary(
+    kb: &'static KnowledgeBase,
+    streams: &BTreeMap<StreamKey, Stream<'_>>,
+    root_key: StreamKey,
+    root: &Failure<'_>,
+    scans: &[LogScan],
+) -> Vec<Secondary> {
+    let mut out: Vec<Secondary> = Vec::new();
+    let mut push = |s: Secondary| {
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    };
+    // On the failing rank: later CUDA library errors that met the broken context.
+    for f in &streams[&root_key].failures {
+        if f.strength == Strength::Cascade
+            && !std::ptr::eq(f, root)
+            && root.cause.as_deref() != Some("cascade")
+        {
+            let meaning = f.followon.map_or("a consequence of the first failure", |fo| fo.meaning.as_str());
+            push(Secondary { cause: "cascade".into(), text: format!("{} ({meaning})", located(f, scans)) });
+        }
+    }
+    // The NaN that an invalid-probabilities error only noticed.
+    if root.cause.as_deref() == Some("invalid-probabilities") {
+        let rank = root_key.rank();
+        if let Some(d) =
+            scans.iter().flat_map(|s| s.divergence.iter()).find(|d| d.rank == rank || d.rank.is_none())
+        {
+            push(Secondary {
+                cause: "nan-inf".into(),
+                text: format!(
+                    "line {}: {} = {} before the sampling failed: {}",
+                    d.log_line, d.metric, d.value, d.text
+                ),
+            });
+        }
+    }
+    // Other ranks: those that only waited, and those that failed the same way.
+    for (key, stream) in streams {
+        if *key == root_key {
+            continue;
+        }
+        let Some(f) = stream.failures.iter().min_by_key(|f| (f.strength, f.at)) else { continue };
+        // Unprefixed teardown lines of a job whose ranks are known add nothing.
+        if let StreamKey::Source(si) = key {
+            let ranked = streams.keys().any(|k| matches!(k, StreamKey::Rank(_)));
+            if ranked && f.strength >= Strength::Peer && scans.get(*si).is_some() {
+                continue;
+            }
+        }
+        let who = match key {
+            StreamKey::Rank(r) => format!("rank {r}"),
+            StreamKey::Source(i) => scans[*i].source.clone(),
+        };
+        if f.strength == Strength::Peer || (f.strength >= Strength::Cascade && root_key.rank().is_some()) {
+            let text = short(&f.text, 240);
+            push(Secondary {
+                cause: "distributed-peer-failure".into(),
+                text: format!("{who} only waited for {}: {text}", rank_name(root_key, scans)),
+            });
+        } else if let Some(c) = &f.cause {
+            push(Secondary { cause: c.clone(), text: format!("{who} also failed: {}", short(&f.text, 240)) });
+        }
+    }
+    let _ = kb;
+    out
+}
+
+fn rank_name(key: StreamKey, scans: &[LogScan]) -> String {
+    match key {
+        StreamKey::Rank(r) => format!("rank {r}"),
+        StreamKey::Source(i) => scans[i].source.clone(),
+    }
+}
+
+fn located(f: &Failure<'_>, scans: &[LogScan]) -> String {
+    let where_ = match f.traceback.and_then(frames::user_frame) {
+        Some(fr) => format!(" at {}:{}", fr.file, fr.line.map_or("?".into(), |l| l.to_string())),
+        None => format!(" (line {} of {})", f.at.1, scans[f.at.0].source),
+    };
+    format!("{}{}", short(&f.text, 200), where_)
+}
+
+fn short(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let cut: String = s.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}

@@ -1,0 +1,67 @@
+//! The guard's reports: one JSON file per `GuardError`, written by the guard in each
+//! process into the directory `run` gives it (`ASSERTSCOPE_REPORT_DIR`). `run` reads them
+//! when the command ends; `explain DIR` reads those of a multi-node job.
+
+use crate::report::Diagnosis;
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+pub const SCHEMA: &str = "assertscope.guard-report/1";
+
+/// What one process's guard reported.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct GuardReport {
+    pub schema: String,
+    /// Unix time of the GuardError, in seconds.
+    pub time: f64,
+    pub host: String,
+    pub pid: u32,
+    pub rank: Option<u32>,
+    pub local_rank: Option<u32>,
+    pub world_size: Option<u32>,
+    #[serde(default)]
+    pub argv: Vec<String>,
+    pub diagnosis: Diagnosis,
+}
+
+impl GuardReport {
+    pub fn parse(text: &str) -> anyhow::Result<GuardReport> {
+        let report: GuardReport = serde_json::from_str(text)?;
+        anyhow::ensure!(report.schema == SCHEMA, "schema is {:?}, not {SCHEMA}", report.schema);
+        Ok(report)
+    }
+}
+
+/// Whether a file is a guard report, by name.
+pub fn is_report_file(path: &Path) -> bool {
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("guard-") && n.ends_with(".json"))
+}
+
+/// Every report in a directory (not recursive), oldest first.
+pub fn read_dir(dir: &Path) -> anyhow::Result<Vec<GuardReport>> {
+    let mut reports = Vec::new();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(reports),
+        Err(e) => return Err(e).with_context(|| format!("{}", dir.display())),
+    };
+    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| is_report_file(p)).collect();
+    paths.sort();
+    for path in paths {
+        let text = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
+        let report =
+            GuardReport::parse(&text).with_context(|| format!("{}: not a guard report", path.display()))?;
+        reports.push(report);
+    }
+    reports.sort_by(|a, b| a.time.total_cmp(&b.time));
+    Ok(reports)
+}
+
+/// How a report's process is named in a diagnosis.
+pub fn who(r: &GuardReport) -> String {
+    match r.rank {
+        Some(rank) => format!("rank {rank} ({}, pid {})", r.host, r.pid),
+        None => format!("process {} on {}", r.pid, r.host),
+    }
+}

@@ -1,0 +1,3 @@
+import torch  # noqa: F401
+
+print("unreachable without torch")
