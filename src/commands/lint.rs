@@ -1,8 +1,67 @@
-//! `assertscope lint` (not implemented yet).
+//! `assertscope lint PATH…`: static checks of training code (see `crate::lint`).
+
+use crate::exit;
+use crate::lint::{output, walk, Selection};
+use crate::render::style::{ColorChoice, Palette};
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// rustc-style: location, source line, help
+    Text,
+    /// one JSON object (schema assertscope.lint/1)
+    Json,
+    /// SARIF 2.1.0, for code-scanning services
+    Sarif,
+}
 
 #[derive(Debug, clap::Args)]
-pub struct LintArgs {}
+pub struct LintArgs {
+    /// Python files or directories (searched for *.py, honouring .gitignore)
+    #[arg(value_name = "PATH", default_value = ".")]
+    pub paths: Vec<PathBuf>,
+    /// Only these rules: codes or prefixes, comma-separated (AS1, AS101)
+    #[arg(long, value_name = "CODE", value_delimiter = ',')]
+    pub select: Vec<String>,
+    /// Skip these rules: codes or prefixes, comma-separated
+    #[arg(long, value_name = "CODE", value_delimiter = ',')]
+    pub ignore: Vec<String>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// When to colour text output
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// Worker threads (default: one per core)
+    #[arg(long, short = 'j', value_name = "N")]
+    pub threads: Option<usize>,
+}
 
-pub fn execute(_args: LintArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("assertscope lint is not implemented yet")
+pub fn execute(args: LintArgs) -> anyhow::Result<u8> {
+    let selection = Selection::new(&args.select, &args.ignore)?;
+    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let outcome = walk::lint_paths(&args.paths, &selection, threads);
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    match args.format {
+        Format::Text => output::write_text(&mut out, &outcome, &Palette::new(args.color.for_stdout()))?,
+        Format::Json => output::write_json(&mut out, &outcome)?,
+        Format::Sarif => output::write_sarif(&mut out, &outcome)?,
+    }
+    out.flush()?;
+    let palette = Palette::new(args.color.for_stderr());
+    for unreadable in &outcome.unreadable {
+        eprintln!(
+            "{}error{}: cannot read {}: {}",
+            palette.error, palette.reset, unreadable.path, unreadable.message
+        );
+    }
+    Ok(if !outcome.unreadable.is_empty() {
+        exit::USAGE
+    } else if !outcome.findings.is_empty() {
+        exit::NOT_FOUND
+    } else {
+        exit::DIAGNOSED
+    })
 }

@@ -1,4 +1,28 @@
-//! `assertscope lint`: static checks of training code (filled in by the lint rules).
+//! `assertscope lint`: static checks of training code for the mistakes that end in
+//! device-side asserts.
+//!
+//! The pipeline for one file: [`source`] parses it with Ruff's error-resilient parser (a
+//! syntax error is reported and the rest of the file still checked), [`semantic`] records
+//! what the module binds, [`flow`] traces values through it, and each rule in [`rules`]
+//! reports [`Finding`]s, minus those a `# noqa` comment ([`noqa`]) suppresses. [`walk`]
+//! finds the files in parallel, honouring `.gitignore`; [`output`] renders text, JSON or
+//! SARIF.
+
+pub mod flow;
+mod losses;
+pub mod noqa;
+pub mod output;
+pub mod rules;
+pub mod selection;
+pub mod semantic;
+pub mod source;
+pub mod walk;
+
+use ruff_text_size::TextRange;
+use serde::Serialize;
+use std::cell::RefCell;
+
+pub use selection::Selection;
 
 /// Documentation of one lint rule, shown by `assertscope rules CODE`.
 #[derive(Debug, Clone)]
@@ -15,11 +39,136 @@ pub struct RuleDoc {
     pub fix: &'static str,
     /// The cause id (causes.toml) the rule prevents.
     pub cause: &'static str,
+    /// Whether a finding means a crash (error) or only wrong training (warning).
+    pub severity: Severity,
 }
 
 /// Every lint rule's documentation, ordered by code.
 pub fn rule_docs() -> Vec<RuleDoc> {
-    Vec::new()
+    rules::ALL.iter().map(|r| r.doc.clone()).collect()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// The code syntax errors are reported under; not a rule, so never deselected.
+pub const SYNTAX_ERROR: &str = "syntax-error";
+
+/// One problem found in one file, located for people and tools.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    pub code: &'static str,
+    pub severity: Severity,
+    pub path: String,
+    /// 1-based line and column (in characters) of the start, and of the end.
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+    pub message: String,
+    /// How to fix it.
+    pub help: Option<String>,
+    /// The cause id (causes.toml) this finding would end in.
+    pub cause: Option<&'static str>,
+    /// The source line of the start, for rendering: the whole line, or on a very long line a
+    /// window around the column that starts at character `source_line_start` (0-based).
+    #[serde(skip)]
+    pub source_line: String,
+    #[serde(skip)]
+    pub source_line_start: usize,
+}
+
+/// What rules report, before it is located.
+#[derive(Debug, Clone)]
+pub struct Diagnostic {
+    pub code: &'static str,
+    pub range: TextRange,
+    pub message: String,
+    pub help: String,
+}
+
+/// What a rule sees: the module, its value tracing, and a place to report.
+pub struct Checker<'a> {
+    pub sem: &'a semantic::Semantic<'a>,
+    pub flow: flow::Flow<'a>,
+    pub source: &'a str,
+    pub losses: Vec<losses::LossCall<'a>>,
+    diagnostics: RefCell<Vec<Diagnostic>>,
+}
+
+impl Checker<'_> {
+    pub fn report(&self, code: &'static str, range: TextRange, message: String, help: String) {
+        self.diagnostics.borrow_mut().push(Diagnostic { code, range, message, help });
+    }
+
+    /// The source text of a node, for messages.
+    pub fn text(&self, range: TextRange) -> &str {
+        let text = &self.source[range];
+        match text.find('\n') {
+            Some(newline) => text[..newline].trim_end(),
+            None => text,
+        }
+    }
+}
+
+/// Lints one file's text. `path` is only used to label the findings.
+pub fn lint_source(path: &str, text: &str, selection: &Selection) -> Vec<Finding> {
+    let parsed = source::SourceFile::parse(text);
+    let mut findings: Vec<Finding> = parsed
+        .syntax_errors()
+        .map(|(range, message)| {
+            parsed.locate(path, SYNTAX_ERROR, Severity::Error, range, message, None, None)
+        })
+        .collect();
+    let active: Vec<&rules::Rule> = rules::ALL.iter().filter(|r| selection.selects(r.doc.code)).collect();
+    let sem = semantic::Semantic::build(parsed.suite());
+    let nested_too_deep = sem.truncated;
+    if !active.is_empty() {
+        let checker = Checker {
+            sem: &sem,
+            flow: flow::Flow::new(&sem),
+            source: text,
+            losses: losses::loss_calls(&sem),
+            diagnostics: RefCell::new(Vec::new()),
+        };
+        for rule in &active {
+            (rule.check)(&checker);
+        }
+        let noqa = noqa::Directives::from_source(&parsed);
+        for diagnostic in checker.diagnostics.into_inner() {
+            let Some(rule) = active.iter().find(|r| r.doc.code == diagnostic.code) else { continue };
+            if noqa.suppresses(parsed.line_of(diagnostic.range.start()), diagnostic.code) {
+                continue;
+            }
+            findings.push(parsed.locate(
+                path,
+                rule.doc.code,
+                rule.doc.severity,
+                diagnostic.range,
+                diagnostic.message,
+                Some(diagnostic.help),
+                Some(rule.doc.cause),
+            ));
+        }
+    }
+    drop(sem);
+    findings.sort_by(|a, b| (a.line, a.column, a.code).cmp(&(b.line, b.column, b.code)));
+    findings.dedup_by(|a, b| a.line == b.line && a.column == b.column && a.code == b.code);
+    parsed.dispose(nested_too_deep);
+    findings
 }
 
 /// `assertscope rules CODE` for a lint rule: what it does, why it matters, example, fix.
@@ -31,8 +180,18 @@ pub fn render_rule_doc(rule: &RuleDoc, p: &crate::render::style::Palette) -> Str
         p.bold, p.reset, rule.why_it_matters,
         p.bold, p.reset, indent(rule.example),
         p.bold, p.reset, rule.fix,
-        rule.cause,
+        prevents(rule),
     )
+}
+
+/// The cause a rule prevents, or for a warning with no cause what it is about.
+fn prevents(rule: &RuleDoc) -> String {
+    match (rule.cause, rule.severity) {
+        ("none", Severity::Warning) => {
+            "no assert (a warning: training goes wrong without an error)".to_string()
+        }
+        (cause, _) => cause.to_string(),
+    }
 }
 
 fn indent(s: &str) -> String {

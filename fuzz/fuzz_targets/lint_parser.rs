@@ -1,0 +1,21 @@
+//! The lint front end on arbitrary input: parsing (with error recovery), the module model,
+//! value tracing, every rule, and the text renderer must never panic, overflow the stack or
+//! hang, whatever the bytes.
+#![no_main]
+
+use assertscope::lint::walk::Outcome;
+use assertscope::lint::{lint_source, output, Selection};
+use assertscope::render::style::Palette;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let findings = lint_source("fuzz.py", text, &Selection::all());
+    for finding in &findings {
+        assert!(finding.line >= 1 && finding.column >= 1, "{finding:?}");
+    }
+    let outcome = Outcome { findings, files: 1, lines: text.lines().count(), ..Outcome::default() };
+    let mut rendered = Vec::new();
+    output::write_text(&mut rendered, &outcome, &Palette::new(false)).unwrap();
+    output::write_sarif(&mut Vec::new(), &outcome).unwrap();
+});

@@ -1,0 +1,19 @@
+//! JSON: one object with every finding and every unreadable path.
+
+use crate::lint::walk::Outcome;
+use serde_json::json;
+use std::io::{self, Write};
+
+pub const SCHEMA: &str = "assertscope.lint/1";
+
+pub fn write_json(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
+    let value = json!({
+        "schema": SCHEMA,
+        "findings": outcome.findings,
+        "unreadable": outcome.unreadable,
+        "files": outcome.files,
+        "lines": outcome.lines,
+    });
+    serde_json::to_writer_pretty(&mut *out, &value)?;
+    writeln!(out)
+}

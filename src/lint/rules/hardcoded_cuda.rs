@@ -1,0 +1,131 @@
+//! AS109: hard-coded CUDA in a module that chooses its device at run time.
+
+use crate::lint::semantic::Bound;
+use crate::lint::{Checker, RuleDoc, Severity};
+use ruff_python_ast::visitor::{self, Visitor};
+use ruff_python_ast::{self as ast, Expr};
+use ruff_text_size::{Ranged, TextRange};
+
+pub const DOC: RuleDoc = RuleDoc {
+    code: "AS109",
+    name: "hardcoded-cuda",
+    summary: "hard-coded `.cuda()` / `device=\"cuda\"` mixed with a `device` variable in the same module",
+    what_it_does: "In a module that picks its device at run time (a variable set from \
+`torch.cuda.is_available()`, or to a device that can be `\"cpu\"`), finds hard-coded CUDA placements: \
+`.cuda()`, `.to(\"cuda\")`, `device=\"cuda\"` and `torch.device(\"cuda\")`, outside `if` blocks that test \
+for CUDA.",
+    why_it_matters: "Part of the work then follows `device` and part is pinned to the GPU. When `device` is \
+the CPU (no GPU, `CUDA_VISIBLE_DEVICES=`, a CPU debug run — the first step when chasing a device-side \
+assert) the script fails with \"Expected all tensors to be on the same device\", or crashes outright \
+without a GPU.",
+    example: "device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\nmodel = Net().to(device)\nlabels = labels.cuda()",
+    fix: "Use the variable everywhere: `.to(device)` and `device=device`.",
+    cause: "device-mismatch",
+    severity: Severity::Error,
+};
+
+pub fn check(checker: &Checker) {
+    let sem = checker.sem;
+    let Some((device, definition)) = device_variable(checker) else { return };
+    for site in &sem.calls {
+        if site.cuda_guarded || definition.contains_range(site.call.range()) {
+            continue;
+        }
+        let call = site.call;
+        let mut hits: Vec<(TextRange, String)> = Vec::new();
+        if let Expr::Attribute(attr) = &*call.func {
+            let on_value = sem.api(&attr.value).is_none();
+            match attr.attr.as_str() {
+                "cuda" if on_value => hits.push((attr.attr.range, "`.cuda()`".to_string())),
+                "to" if on_value => {
+                    if let Some(arg) = call.arguments.args.first().filter(|a| is_cuda_literal(a)) {
+                        hits.push((arg.range(), format!("`.to({})`", checker.text(arg.range()))));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if sem.api_in(&call.func, "torch") == Some("device")
+            && call.arguments.args.first().is_some_and(is_cuda_literal)
+        {
+            hits.push((call.range(), format!("`{}`", checker.text(call.range()))));
+        }
+        for keyword in &call.arguments.keywords {
+            if keyword.arg.as_ref().is_some_and(|a| a.as_str() == "device") && is_cuda_literal(&keyword.value)
+            {
+                hits.push((keyword.range, format!("`{}`", checker.text(keyword.range))));
+            }
+        }
+        for (range, what) in hits {
+            checker.report(
+                DOC.code,
+                range,
+                format!("hard-coded {what}, but this module chooses its device at run time in `{device}`"),
+                format!("use `{device}` here too (`.to({device})`, `device={device}`)"),
+            );
+        }
+    }
+}
+
+fn is_cuda_literal(expr: &Expr) -> bool {
+    matches!(expr, Expr::StringLiteral(s) if s.value.to_str().starts_with("cuda"))
+}
+
+/// The first variable (in source order) holding a device chosen at run time, and the range
+/// of its definition.
+fn device_variable<'a>(checker: &Checker<'a>) -> Option<(&'a str, TextRange)> {
+    let sem = checker.sem;
+    let mut first: Option<(&'a str, TextRange)> = None;
+    for scope in &sem.scopes {
+        for (name, bindings) in &scope.bindings {
+            if !sem.is_loaded(name) {
+                continue;
+            }
+            for binding in bindings {
+                let Bound::Value(value) = binding.value else { continue };
+                let earlier = first.is_none_or(|(_, range)| value.range().start() < range.start());
+                if earlier && chooses_device(value) {
+                    first = Some((name, value.range()));
+                }
+            }
+        }
+    }
+    first
+}
+
+/// `"cuda" if torch.cuda.is_available() else "cpu"`, `torch.device("cpu")`, and the like.
+fn chooses_device(value: &Expr) -> bool {
+    struct Finder {
+        is_available: bool,
+        cpu: bool,
+        depth: u32,
+    }
+    impl<'b> Visitor<'b> for Finder {
+        fn visit_expr(&mut self, expr: &'b Expr) {
+            if self.depth > 50 {
+                return;
+            }
+            match expr {
+                Expr::Attribute(a) if a.attr.as_str() == "is_available" => self.is_available = true,
+                Expr::StringLiteral(s) if matches!(s.value.to_str(), "cpu" | "mps") => self.cpu = true,
+                _ => {}
+            }
+            self.depth += 1;
+            visitor::walk_expr(self, expr);
+            self.depth -= 1;
+        }
+    }
+    let is_device_expr = match value {
+        Expr::If(_) => true,
+        Expr::Call(ast::ExprCall { func, .. }) => {
+            matches!(&**func, Expr::Attribute(a) if a.attr.as_str() == "device")
+        }
+        _ => false,
+    };
+    if !is_device_expr {
+        return false;
+    }
+    let mut finder = Finder { is_available: false, cpu: false, depth: 0 };
+    finder.visit_expr(value);
+    finder.is_available && finder.cpu
+}

@@ -1,0 +1,99 @@
+//! AS104: a classification head whose size disagrees with the number of classes.
+
+use super::module_int_constants;
+use crate::lint::flow::Instance;
+use crate::lint::semantic::{argument, int_literal, start};
+use crate::lint::{Checker, RuleDoc, Severity};
+use ruff_python_ast::Expr;
+use ruff_text_size::{Ranged, TextSize};
+use std::collections::HashSet;
+
+pub const DOC: RuleDoc = RuleDoc {
+    code: "AS104",
+    name: "head-size-mismatch",
+    summary: "classification head `nn.Linear(_, K)` whose K disagrees with the module's num_classes constant",
+    what_it_does: "Finds a module-level constant named like the number of classes (`NUM_CLASSES`, \
+`n_classes`, `num_labels`, …) that the module uses, and a classification head built with a literal \
+size that differs from it. A head is a `nn.Linear` whose output a local model's `forward` returns, the \
+last layer of a `nn.Sequential`, or a Linear assigned to `classifier`, `head`, `fc`, `out`, `logits`.",
+    why_it_matters: "When the labels run up to NUM_CLASSES - 1 but the head has fewer outputs, the first \
+label >= K trips `t >= 0 && t < n_classes` in the loss kernel: a device-side assert, often many \
+batches in. Literals left over from an earlier data set (`nn.Linear(512, 10)` after moving to 100 \
+classes) are the usual source.",
+    example: "NUM_CLASSES = 100\n...\nself.fc = nn.Linear(512, 10)",
+    fix: "Build the head from the constant: `nn.Linear(512, NUM_CLASSES)`.",
+    cause: "target-out-of-range",
+    severity: Severity::Error,
+};
+
+fn is_class_count_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase().replace('_', "");
+    ["numclasses", "nclasses", "numclass", "numlabels", "nlabels", "classcount"].iter().any(|n| lower == *n)
+}
+
+const HEAD_NAMES: &[&str] =
+    &["fc", "head", "out", "output", "logits", "classifier", "cls", "final", "fc_out"];
+
+pub fn check(checker: &Checker) {
+    let sem = checker.sem;
+    let constants = module_int_constants(checker, is_class_count_name);
+    if constants.is_empty() {
+        return;
+    }
+    let heads = head_starts(checker);
+    for site in &sem.calls {
+        if sem.api_in(&site.call.func, "torch") != Some("Linear") {
+            continue;
+        }
+        let Some(out) = argument(site.call, "out_features", Some(1)) else { continue };
+        let Some(size) = int_literal(out) else { continue };
+        let named_head = sem
+            .assigned_to
+            .get(&site.call.range().start())
+            .is_some_and(|n| HEAD_NAMES.contains(&n.to_ascii_lowercase().as_str()) || n.contains("classif"));
+        if !named_head && !heads.contains(&site.call.range().start()) {
+            continue;
+        }
+        if constants.iter().any(|(_, v)| *v == size) {
+            continue;
+        }
+        let (name, value) = constants[0];
+        let message = if size < value {
+            format!("classification head has {size} outputs, but labels run up to {name} - 1 = {}", value - 1)
+        } else {
+            format!("classification head has {size} outputs, but {name} = {value}")
+        };
+        let call_text = checker.text(site.call.range());
+        let out_text = checker.text(out.range());
+        let fixed = match call_text.rfind(out_text) {
+            Some(at) => format!("{}{name}{}", &call_text[..at], &call_text[at + out_text.len()..]),
+            None => format!("nn.Linear(..., {name})"),
+        };
+        checker.report(DOC.code, out.range(), message, format!("size the head from the constant: `{fixed}`"));
+    }
+}
+
+/// Start offsets of the Linear calls that are a model's last layer: what a local model's
+/// `forward` returns, and the last layer of each `nn.Sequential`.
+fn head_starts(checker: &Checker) -> HashSet<TextSize> {
+    let sem = checker.sem;
+    let mut heads = HashSet::new();
+    for site in &sem.calls {
+        if sem.api_in(&site.call.func, "torch") == Some("Sequential") {
+            if let Some(last) = site.call.arguments.args.last() {
+                heads.insert(start(last));
+            }
+        }
+    }
+    for class in &sem.classes {
+        let Some(&forward) = class.methods.get("forward") else { continue };
+        for ret in sem.returns.get(&forward).into_iter().flatten() {
+            let (value, scope) = checker.flow.origin(ret, forward);
+            let Expr::Call(call) = value else { continue };
+            if let Some(Instance::Torch("Linear", ctor, _)) = checker.flow.instance(&call.func, scope) {
+                heads.insert(ctor.range().start());
+            }
+        }
+    }
+    heads
+}

@@ -1,0 +1,115 @@
+//! The lint rules, one per file. Codes are stable: a rule may be removed, never renumbered.
+
+use super::flow::Facts;
+use super::losses::{LossCall, LossKind};
+use super::semantic::{Bound, MODULE};
+use super::{Checker, RuleDoc};
+use ruff_python_ast::Expr;
+use ruff_text_size::Ranged;
+
+mod batchnorm_last_batch;
+mod bce_without_sigmoid;
+mod embedding_too_small;
+mod hardcoded_cuda;
+mod head_size_mismatch;
+mod int32_class_target;
+mod multinomial_invalid_probabilities;
+mod one_hot_target;
+mod softmax_into_cross_entropy;
+mod target_column_shape;
+mod tokens_added_without_resize;
+
+pub struct Rule {
+    pub doc: RuleDoc,
+    pub check: fn(&Checker),
+}
+
+/// Every rule, ordered by code.
+pub static ALL: &[Rule] = &[
+    Rule { doc: one_hot_target::DOC, check: one_hot_target::check },
+    Rule { doc: target_column_shape::DOC, check: target_column_shape::check },
+    Rule { doc: bce_without_sigmoid::DOC, check: bce_without_sigmoid::check },
+    Rule { doc: head_size_mismatch::DOC, check: head_size_mismatch::check },
+    Rule { doc: tokens_added_without_resize::DOC, check: tokens_added_without_resize::check },
+    Rule { doc: embedding_too_small::DOC, check: embedding_too_small::check },
+    Rule { doc: batchnorm_last_batch::DOC, check: batchnorm_last_batch::check },
+    Rule { doc: multinomial_invalid_probabilities::DOC, check: multinomial_invalid_probabilities::check },
+    Rule { doc: hardcoded_cuda::DOC, check: hardcoded_cuda::check },
+    Rule { doc: int32_class_target::DOC, check: int32_class_target::check },
+    Rule { doc: softmax_into_cross_entropy::DOC, check: softmax_into_cross_entropy::check },
+];
+
+/// Source text of an expression for a message: its first line, shortened.
+fn snippet(checker: &Checker, expr: &Expr) -> String {
+    let text = checker.text(expr.range());
+    if text.chars().count() > 60 {
+        let cut: String = text.chars().take(57).collect();
+        format!("{cut}...")
+    } else {
+        text.to_string()
+    }
+}
+
+/// The class-index loss calls (cross_entropy, nll_loss) with the facts of their target.
+fn class_targets<'c, 'a>(
+    checker: &'c Checker<'a>,
+) -> impl Iterator<Item = (&'c LossCall<'a>, &'a Expr, Facts)> + 'c {
+    checker.losses.iter().filter(|l| l.kind.takes_class_indices()).filter_map(move |loss| {
+        let target = loss.target?;
+        Some((loss, target, checker.flow.facts(target, loss.scope)))
+    })
+}
+
+/// The loss calls of `kind` with the facts of their input.
+fn loss_inputs<'c, 'a>(
+    checker: &'c Checker<'a>,
+    kinds: &'c [LossKind],
+) -> impl Iterator<Item = (&'c LossCall<'a>, &'a Expr, Facts)> + 'c {
+    checker.losses.iter().filter(|l| kinds.contains(&l.kind)).filter_map(move |loss| {
+        let input = loss.input?;
+        Some((loss, input, checker.flow.facts(input, loss.scope)))
+    })
+}
+
+/// Whether a receiver's name says it is a tokenizer (`tokenizer`, `tok`, `self.tokenizer`).
+fn is_tokenizer(expr: &Expr) -> bool {
+    let name = match expr {
+        Expr::Name(n) => n.id.as_str(),
+        Expr::Attribute(a) => a.attr.as_str(),
+        _ => return false,
+    };
+    let lower = name.to_ascii_lowercase();
+    lower.contains("tokenizer") || lower == "tok" || lower.ends_with("_tok") || lower.contains("processor")
+}
+
+/// Module-level integer constants whose name `matches`, that the module reads and that hold
+/// one value, sorted by name.
+fn module_int_constants<'a>(checker: &Checker<'a>, matches: fn(&str) -> bool) -> Vec<(&'a str, i64)> {
+    let sem = checker.sem;
+    let mut out = Vec::new();
+    for (name, bindings) in &sem.scopes[MODULE].bindings {
+        if !matches(name) || !sem.is_loaded(name) {
+            continue;
+        }
+        let mut value = None;
+        for binding in bindings {
+            let v = match binding.value {
+                Bound::Value(v) => checker.flow.int_value(v, MODULE),
+                _ => None,
+            };
+            match (v, value) {
+                (Some(v), None) => value = Some(v),
+                (Some(v), Some(seen)) if v == seen => {}
+                _ => {
+                    value = None;
+                    break;
+                }
+            }
+        }
+        if let Some(v) = value {
+            out.push((*name, v));
+        }
+    }
+    out.sort();
+    out
+}

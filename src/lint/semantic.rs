@@ -1,0 +1,562 @@
+//! What one module defines: imports, scopes and their bindings, classes with the attributes
+//! their methods set on `self`, and every call in source order. Built in one pass over the
+//! AST; the value tracing in [`super::flow`] reads it.
+
+use ruff_python_ast::visitor::{self, Visitor};
+use ruff_python_ast::{self as ast, Expr, Stmt};
+use ruff_text_size::{Ranged, TextSize};
+use std::collections::HashMap;
+
+pub type ScopeId = usize;
+pub type ClassId = usize;
+
+/// The module scope.
+pub const MODULE: ScopeId = 0;
+
+/// Deeper nesting than this is not analysed (real code never comes close); the parser
+/// itself copes with any depth.
+const MAX_DEPTH: u32 = 200;
+
+#[derive(Debug)]
+pub enum ScopeKind<'a> {
+    Module,
+    Class(ClassId),
+    Function { def: &'a ast::StmtFunctionDef, class: Option<ClassId> },
+}
+
+#[derive(Debug)]
+pub struct Scope<'a> {
+    pub parent: Option<ScopeId>,
+    pub kind: ScopeKind<'a>,
+    pub bindings: HashMap<&'a str, Vec<Binding<'a>>>,
+}
+
+/// One assignment of a name: where it happened and what it holds.
+#[derive(Debug, Clone)]
+pub struct Binding<'a> {
+    pub offset: TextSize,
+    pub value: Bound<'a>,
+}
+
+/// What a binding holds, as far as one module tells.
+#[derive(Debug, Clone)]
+pub enum Bound<'a> {
+    /// `name = expr`
+    Value(&'a Expr),
+    /// Element `index` of an unpacked value: `a, b = expr`.
+    Element(Box<Bound<'a>>, usize),
+    /// One item of iterating `expr`: `for name in expr`.
+    Item(&'a Expr),
+    /// Parameter `index` (counting `self`) of the function whose body is `scope`.
+    Param { scope: ScopeId, index: usize, name: &'a str, default: Option<&'a Expr> },
+    /// Augmented assignments, `with … as`, imports, `del`, …
+    Unknown,
+}
+
+#[derive(Debug)]
+pub struct ClassInfo<'a> {
+    pub def: &'a ast::StmtClassDef,
+    pub scope: ScopeId,
+    pub methods: HashMap<&'a str, ScopeId>,
+    /// `self.attr = value` in any method, with the method's scope.
+    pub attrs: HashMap<&'a str, Vec<(ScopeId, Binding<'a>)>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct CallSite<'a> {
+    pub call: &'a ast::ExprCall,
+    pub scope: ScopeId,
+    /// Inside an `if` whose test mentions CUDA or the GPU.
+    pub cuda_guarded: bool,
+}
+
+/// An imported name: `import torch.nn as nn` binds `nn` to `torch.nn`.
+#[derive(Debug, Clone)]
+pub struct Import {
+    pub qualified: String,
+}
+
+impl Import {
+    pub fn root(&self) -> &str {
+        self.qualified.split('.').next().unwrap_or("")
+    }
+}
+
+#[derive(Debug)]
+pub struct Semantic<'a> {
+    pub scopes: Vec<Scope<'a>>,
+    pub classes: Vec<ClassInfo<'a>>,
+    pub class_by_name: HashMap<&'a str, ClassId>,
+    /// Functions and methods by name (several classes may define the same method).
+    pub functions: HashMap<&'a str, Vec<ScopeId>>,
+    pub calls: Vec<CallSite<'a>>,
+    /// The name (or `self` attribute) a value was assigned to, by the value's start offset.
+    pub assigned_to: HashMap<TextSize, &'a str>,
+    /// The `return` values of each function scope.
+    pub returns: HashMap<ScopeId, Vec<&'a Expr>>,
+    pub imports: HashMap<&'a str, Import>,
+    /// Every name read, with its scope: how rules tell whether a constant is used.
+    pub loads: HashMap<&'a str, Vec<(ScopeId, TextSize)>>,
+    /// Set when the module nests deeper than the analysis follows.
+    pub truncated: bool,
+}
+
+impl<'a> Semantic<'a> {
+    pub fn build(suite: &'a [Stmt]) -> Semantic<'a> {
+        let mut builder = Builder {
+            sem: Semantic {
+                scopes: vec![Scope { parent: None, kind: ScopeKind::Module, bindings: HashMap::new() }],
+                classes: Vec::new(),
+                class_by_name: HashMap::new(),
+                functions: HashMap::new(),
+                calls: Vec::new(),
+                returns: HashMap::new(),
+                assigned_to: HashMap::new(),
+                imports: HashMap::new(),
+                loads: HashMap::new(),
+                truncated: false,
+            },
+            scope: MODULE,
+            cuda_guards: 0,
+            depth: 0,
+        };
+        builder.visit_body(suite);
+        builder.sem
+    }
+
+    /// The class a function scope is a method of.
+    pub fn class_of(&self, scope: ScopeId) -> Option<ClassId> {
+        let mut s = Some(scope);
+        while let Some(id) = s {
+            match self.scopes[id].kind {
+                ScopeKind::Function { class: Some(c), .. } => return Some(c),
+                ScopeKind::Class(c) => return Some(c),
+                _ => s = self.scopes[id].parent,
+            }
+        }
+        None
+    }
+
+    /// The function definition whose body is `scope`.
+    pub fn function(&self, scope: ScopeId) -> Option<&'a ast::StmtFunctionDef> {
+        match self.scopes[scope].kind {
+            ScopeKind::Function { def, .. } => Some(def),
+            _ => None,
+        }
+    }
+
+    /// The binding of `name` visible at `at` in `scope`: the last assignment before `at` in
+    /// the innermost scope that assigns it (the last one at all in enclosing scopes, whose
+    /// code may run before or after). Class bodies are skipped from methods, as in Python.
+    pub fn lookup(&self, scope: ScopeId, name: &str, at: TextSize) -> Option<(ScopeId, &Binding<'a>)> {
+        let mut current = Some(scope);
+        let mut innermost = true;
+        while let Some(id) = current {
+            let s = &self.scopes[id];
+            let skip = !innermost && matches!(s.kind, ScopeKind::Class(_));
+            if !skip {
+                if let Some(bindings) = s.bindings.get(name) {
+                    let before = if innermost { bindings.iter().rev().find(|b| b.offset < at) } else { None };
+                    return before.or(bindings.last()).map(|b| (id, b));
+                }
+            }
+            innermost = false;
+            current = s.parent;
+        }
+        None
+    }
+
+    /// `(root module, last segment)` of an expression naming an imported API:
+    /// `F.one_hot` with `import torch.nn.functional as F` gives `("torch", "one_hot")`.
+    pub fn api<'e>(&'e self, expr: &'e Expr) -> Option<(&'e str, &'e str)> {
+        match expr {
+            Expr::Name(name) => {
+                let import = self.imports.get(name.id.as_str())?;
+                Some((import.root(), import.qualified.rsplit('.').next().unwrap_or("")))
+            }
+            Expr::Attribute(attr) => {
+                let mut base = &*attr.value;
+                while let Expr::Attribute(inner) = base {
+                    base = &inner.value;
+                }
+                let Expr::Name(root) = base else { return None };
+                let import = self.imports.get(root.id.as_str())?;
+                Some((import.root(), attr.attr.as_str()))
+            }
+            _ => None,
+        }
+    }
+
+    /// The last segment of an API in `root` (`torch`, `numpy`, …), if `expr` names one.
+    pub fn api_in<'e>(&'e self, expr: &'e Expr, root: &str) -> Option<&'e str> {
+        match self.api(expr) {
+            Some((r, last)) if r == root => Some(last),
+            _ => None,
+        }
+    }
+
+    /// Whether `name` is read anywhere in the module.
+    pub fn is_loaded(&self, name: &str) -> bool {
+        self.loads.get(name).is_some_and(|l| !l.is_empty())
+    }
+}
+
+struct Builder<'a> {
+    sem: Semantic<'a>,
+    scope: ScopeId,
+    cuda_guards: u32,
+    depth: u32,
+}
+
+impl<'a> Builder<'a> {
+    fn bind(&mut self, name: &'a str, offset: TextSize, value: Bound<'a>) {
+        self.sem.scopes[self.scope].bindings.entry(name).or_default().push(Binding { offset, value });
+    }
+
+    /// Binds the names of an assignment target; they are visible from `offset` on (the end
+    /// of the statement: `y = y.long()` reads the previous `y`).
+    fn bind_target(&mut self, target: &'a Expr, value: Bound<'a>, offset: TextSize) {
+        match target {
+            Expr::Name(name) => self.bind(name.id.as_str(), offset, value),
+            Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
+                for (i, elt) in elts.iter().enumerate() {
+                    let element = if elts.iter().any(|e| e.is_starred_expr()) {
+                        Bound::Unknown
+                    } else {
+                        Bound::Element(Box::new(value.clone()), i)
+                    };
+                    self.bind_target(elt, element, offset);
+                }
+            }
+            Expr::Starred(starred) => self.bind_target(&starred.value, Bound::Unknown, offset),
+            Expr::Attribute(attr) => {
+                let Expr::Name(base) = &*attr.value else { return };
+                if base.id.as_str() != "self" {
+                    return;
+                }
+                let Some(class) = self.method_class() else { return };
+                let binding = Binding { offset, value };
+                self.sem.classes[class]
+                    .attrs
+                    .entry(attr.attr.as_str())
+                    .or_default()
+                    .push((self.scope, binding));
+            }
+            _ => {}
+        }
+    }
+
+    fn note_assigned(&mut self, target: &'a Expr, value: &'a Expr) {
+        let name = match target {
+            Expr::Name(name) => name.id.as_str(),
+            Expr::Attribute(attr) => attr.attr.as_str(),
+            _ => return,
+        };
+        self.sem.assigned_to.insert(start(value), name);
+    }
+
+    fn method_class(&self) -> Option<ClassId> {
+        match self.sem.scopes[self.scope].kind {
+            ScopeKind::Function { class, .. } => class,
+            _ => None,
+        }
+    }
+
+    fn push_scope(&mut self, kind: ScopeKind<'a>) -> ScopeId {
+        self.sem.scopes.push(Scope { parent: Some(self.scope), kind, bindings: HashMap::new() });
+        self.sem.scopes.len() - 1
+    }
+
+    fn visit_function(&mut self, def: &'a ast::StmtFunctionDef) {
+        self.bind(def.name.as_str(), def.range.start(), Bound::Unknown);
+        for decorator in &def.decorator_list {
+            self.visit_expr(&decorator.expression);
+        }
+        for param in def.parameters.iter_non_variadic_params() {
+            if let Some(default) = param.default() {
+                self.visit_expr(default);
+            }
+        }
+        let class = match self.sem.scopes[self.scope].kind {
+            ScopeKind::Class(c) => Some(c),
+            _ => None,
+        };
+        let scope = self.push_scope(ScopeKind::Function { def, class });
+        self.sem.functions.entry(def.name.as_str()).or_default().push(scope);
+        if let Some(c) = class {
+            self.sem.classes[c].methods.insert(def.name.as_str(), scope);
+        }
+        let outer = std::mem::replace(&mut self.scope, scope);
+        let params =
+            def.parameters.posonlyargs.iter().chain(&def.parameters.args).chain(&def.parameters.kwonlyargs);
+        for (index, param) in params.enumerate() {
+            let name = param.parameter.name.as_str();
+            let value = Bound::Param { scope, index, name, default: param.default() };
+            self.bind(name, param.parameter.range.start(), value);
+        }
+        for variadic in [&def.parameters.vararg, &def.parameters.kwarg].into_iter().flatten() {
+            self.bind(variadic.name.as_str(), variadic.range.start(), Bound::Unknown);
+        }
+        self.visit_body(&def.body);
+        self.scope = outer;
+    }
+
+    fn visit_class(&mut self, def: &'a ast::StmtClassDef) {
+        self.bind(def.name.as_str(), def.range.start(), Bound::Unknown);
+        for decorator in &def.decorator_list {
+            self.visit_expr(&decorator.expression);
+        }
+        if let Some(arguments) = &def.arguments {
+            self.visit_arguments(arguments);
+        }
+        let id = self.sem.classes.len();
+        let scope = self.push_scope(ScopeKind::Class(id));
+        self.sem.classes.push(ClassInfo { def, scope, methods: HashMap::new(), attrs: HashMap::new() });
+        self.sem.class_by_name.insert(def.name.as_str(), id);
+        let outer = std::mem::replace(&mut self.scope, scope);
+        self.visit_body(&def.body);
+        self.scope = outer;
+    }
+
+    fn visit_import(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            Stmt::Import(import) => {
+                for alias in &import.names {
+                    let full = alias.name.as_str();
+                    let (local, qualified) = match &alias.asname {
+                        Some(asname) => (asname.as_str(), full.to_string()),
+                        None => {
+                            let root = full.split('.').next().unwrap_or(full);
+                            (root, root.to_string())
+                        }
+                    };
+                    self.sem.imports.insert(local, Import { qualified });
+                    self.bind(local, alias.range.start(), Bound::Unknown);
+                }
+            }
+            Stmt::ImportFrom(import) => {
+                let Some(module) = &import.module else { return };
+                if import.level > 0 {
+                    return;
+                }
+                for alias in &import.names {
+                    let local = alias.asname.as_ref().unwrap_or(&alias.name).as_str();
+                    let qualified = format!("{}.{}", module.as_str(), alias.name.as_str());
+                    self.sem.imports.insert(local, Import { qualified });
+                    self.bind(local, alias.range.start(), Bound::Unknown);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether an `if` test is about CUDA being there (`torch.cuda.is_available()`, `use_gpu`,
+/// `provider == "CUDAExecutionProvider"`, …).
+fn mentions_cuda(expr: &Expr) -> bool {
+    struct Finder(bool, u32);
+    impl<'b> Visitor<'b> for Finder {
+        fn visit_expr(&mut self, expr: &'b Expr) {
+            if self.1 > MAX_DEPTH {
+                return;
+            }
+            let word = match expr {
+                Expr::Name(n) => Some(n.id.as_str()),
+                Expr::Attribute(a) => Some(a.attr.as_str()),
+                // `if provider == "CUDAExecutionProvider"`, `if args.device == "cuda"`.
+                Expr::StringLiteral(s) => Some(s.value.to_str()),
+                _ => None,
+            };
+            if word.is_some_and(|w| {
+                let w = w.to_ascii_lowercase();
+                ["cuda", "gpu", "cpu", "is_available", "device"].iter().any(|word| w.contains(word))
+            }) {
+                self.0 = true;
+            }
+            if !self.0 {
+                self.1 += 1;
+                visitor::walk_expr(self, expr);
+                self.1 -= 1;
+            }
+        }
+    }
+    let mut finder = Finder(false, 0);
+    finder.visit_expr(expr);
+    finder.0
+}
+
+impl<'a> Visitor<'a> for Builder<'a> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        if self.depth > MAX_DEPTH {
+            self.sem.truncated = true;
+            return;
+        }
+        self.depth += 1;
+        match stmt {
+            Stmt::FunctionDef(def) => self.visit_function(def),
+            Stmt::ClassDef(def) => self.visit_class(def),
+            Stmt::Import(_) | Stmt::ImportFrom(_) => self.visit_import(stmt),
+            Stmt::Assign(assign) => {
+                self.visit_expr(&assign.value);
+                for target in &assign.targets {
+                    self.note_assigned(target, &assign.value);
+                    self.bind_target(target, Bound::Value(&assign.value), assign.range.end());
+                    self.visit_target_parts(target);
+                }
+            }
+            Stmt::AnnAssign(assign) => {
+                if let Some(value) = &assign.value {
+                    self.visit_expr(value);
+                    self.note_assigned(&assign.target, value);
+                    self.bind_target(&assign.target, Bound::Value(value), assign.range.end());
+                }
+                self.visit_target_parts(&assign.target);
+            }
+            Stmt::AugAssign(assign) => {
+                self.visit_expr(&assign.value);
+                self.visit_expr(&assign.target);
+                self.bind_target(&assign.target, Bound::Unknown, assign.range.end());
+            }
+            Stmt::For(stmt_for) => {
+                self.visit_expr(&stmt_for.iter);
+                self.bind_target(
+                    &stmt_for.target,
+                    Bound::Item(&stmt_for.iter),
+                    stmt_for.target.range().end(),
+                );
+                self.visit_target_parts(&stmt_for.target);
+                self.visit_body(&stmt_for.body);
+                self.visit_body(&stmt_for.orelse);
+            }
+            Stmt::With(with) => {
+                for item in &with.items {
+                    self.visit_expr(&item.context_expr);
+                    if let Some(vars) = &item.optional_vars {
+                        self.bind_target(vars, Bound::Unknown, vars.range().end());
+                    }
+                }
+                self.visit_body(&with.body);
+            }
+            Stmt::Return(ret) => {
+                if let Some(value) = &ret.value {
+                    self.sem.returns.entry(self.scope).or_default().push(value);
+                    self.visit_expr(value);
+                }
+            }
+            Stmt::If(stmt_if) => {
+                self.visit_expr(&stmt_if.test);
+                // Every branch of an `if`/`elif` chain that tests for the device chose it on purpose.
+                let guard = mentions_cuda(&stmt_if.test)
+                    || stmt_if.elif_else_clauses.iter().filter_map(|c| c.test.as_ref()).any(mentions_cuda);
+                self.cuda_guards += u32::from(guard);
+                self.visit_body(&stmt_if.body);
+                for clause in &stmt_if.elif_else_clauses {
+                    if let Some(test) = &clause.test {
+                        self.visit_expr(test);
+                    }
+                    self.visit_body(&clause.body);
+                }
+                self.cuda_guards -= u32::from(guard);
+            }
+            _ => visitor::walk_stmt(self, stmt),
+        }
+        self.depth -= 1;
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        if self.depth > MAX_DEPTH {
+            self.sem.truncated = true;
+            return;
+        }
+        self.depth += 1;
+        match expr {
+            Expr::Call(call) => {
+                self.sem.calls.push(CallSite { call, scope: self.scope, cuda_guarded: self.cuda_guards > 0 });
+                visitor::walk_expr(self, expr);
+            }
+            Expr::Name(name) => {
+                if name.ctx.is_load() {
+                    self.sem
+                        .loads
+                        .entry(name.id.as_str())
+                        .or_default()
+                        .push((self.scope, name.range.start()));
+                }
+            }
+            Expr::Named(named) => {
+                self.visit_expr(&named.value);
+                self.bind_target(&named.target, Bound::Value(&named.value), named.range.end());
+            }
+            Expr::If(if_expr) => {
+                self.visit_expr(&if_expr.test);
+                let guard = mentions_cuda(&if_expr.test);
+                self.cuda_guards += u32::from(guard);
+                self.visit_expr(&if_expr.body);
+                self.visit_expr(&if_expr.orelse);
+                self.cuda_guards -= u32::from(guard);
+            }
+            _ => visitor::walk_expr(self, expr),
+        }
+        self.depth -= 1;
+    }
+}
+
+impl<'a> Builder<'a> {
+    /// Visits the expressions inside an assignment target (`self.x[i] = …` reads `i`).
+    fn visit_target_parts(&mut self, target: &'a Expr) {
+        match target {
+            Expr::Name(_) => {}
+            Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
+                for elt in elts {
+                    self.visit_target_parts(elt);
+                }
+            }
+            Expr::Starred(starred) => self.visit_target_parts(&starred.value),
+            Expr::Attribute(attr) => self.visit_expr(&attr.value),
+            _ => self.visit_expr(target),
+        }
+    }
+}
+
+/// The value of a literal `int` (also `-1`).
+pub fn int_literal(expr: &Expr) -> Option<i64> {
+    let (negative, literal) = match expr {
+        Expr::UnaryOp(ast::ExprUnaryOp { op: ast::UnaryOp::USub, operand, .. }) => (true, &**operand),
+        _ => (false, expr),
+    };
+    match literal {
+        Expr::NumberLiteral(ast::ExprNumberLiteral { value: ast::Number::Int(int), .. }) => {
+            int.as_i64().map(|v| if negative { -v } else { v })
+        }
+        _ => None,
+    }
+}
+
+/// Whether an expression is the literal zero (`0`, `0.0`).
+pub fn is_zero_literal(expr: &Expr) -> bool {
+    match expr {
+        Expr::NumberLiteral(ast::ExprNumberLiteral { value: ast::Number::Int(int), .. }) => {
+            int.as_i64() == Some(0)
+        }
+        Expr::NumberLiteral(ast::ExprNumberLiteral { value: ast::Number::Float(f), .. }) => *f == 0.0,
+        _ => false,
+    }
+}
+
+/// The argument of a call given by keyword `name` or at `position`.
+pub fn argument<'a>(call: &'a ast::ExprCall, name: &str, position: Option<usize>) -> Option<&'a Expr> {
+    if let Some(kw) = call.arguments.find_keyword(name) {
+        return Some(&kw.value);
+    }
+    let position = position?;
+    let args = &call.arguments.args;
+    if args.iter().take(position + 1).any(|a| a.is_starred_expr()) {
+        return None;
+    }
+    args.get(position)
+}
+
+/// The offset where an expression starts.
+pub fn start(expr: &Expr) -> TextSize {
+    expr.range().start()
+}

@@ -1,0 +1,115 @@
+//! Finding and linting the files: directories are walked in parallel with the `ignore` crate
+//! (as ripgrep does), honouring `.gitignore`, `.ignore` and hidden files; each file is linted
+//! on the thread that found it.
+
+use super::{lint_source, Finding, Selection};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// A path that could not be linted, and why.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Unreadable {
+    pub path: String,
+    pub message: String,
+}
+
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Sorted by path, then position.
+    pub findings: Vec<Finding>,
+    pub unreadable: Vec<Unreadable>,
+    pub files: usize,
+    pub lines: usize,
+}
+
+/// Lints every Python file under `paths` (a file named directly is linted whatever its extension).
+pub fn lint_paths(paths: &[PathBuf], selection: &Selection, threads: usize) -> Outcome {
+    let outcome = Mutex::new(Outcome::default());
+    let mut roots = Vec::new();
+    for path in paths {
+        match std::fs::metadata(path) {
+            Ok(_) => roots.push(path),
+            Err(err) => outcome
+                .lock()
+                .unwrap()
+                .unreadable
+                .push(Unreadable { path: display(path), message: describe_io(&err) }),
+        }
+    }
+    if let Some((first, rest)) = roots.split_first() {
+        let mut builder = ignore::WalkBuilder::new(first);
+        for root in rest {
+            builder.add(root);
+        }
+        builder.require_git(false).threads(threads);
+        builder.build_parallel().run(|| {
+            let outcome = &outcome;
+            Box::new(move |entry| {
+                match entry {
+                    Ok(entry) => {
+                        let named = entry.depth() == 0;
+                        let is_file =
+                            entry.file_type().is_some_and(|t| t.is_file() || (named && !t.is_dir()));
+                        let is_python = entry.path().extension().is_some_and(|e| e == "py");
+                        if is_file && (named || is_python) {
+                            let result = lint_file(entry.path(), selection);
+                            let mut outcome = outcome.lock().unwrap();
+                            match result {
+                                Ok((findings, lines)) => {
+                                    outcome.files += 1;
+                                    outcome.lines += lines;
+                                    outcome.findings.extend(findings);
+                                }
+                                Err(unreadable) => outcome.unreadable.push(unreadable),
+                            }
+                        }
+                    }
+                    Err(err) => {
+                        let path = match &err {
+                            ignore::Error::WithPath { path, .. } => display(path),
+                            _ => String::new(),
+                        };
+                        outcome
+                            .lock()
+                            .unwrap()
+                            .unreadable
+                            .push(Unreadable { path, message: err.to_string() });
+                    }
+                }
+                ignore::WalkState::Continue
+            })
+        });
+    }
+    let mut outcome = outcome.into_inner().unwrap();
+    outcome
+        .findings
+        .sort_by(|a, b| (&a.path, a.line, a.column, a.code).cmp(&(&b.path, b.line, b.column, b.code)));
+    outcome.unreadable.sort_by(|a, b| a.path.cmp(&b.path));
+    outcome
+}
+
+/// Lints one file: its findings and line count, or why it could not be read.
+pub fn lint_file(path: &Path, selection: &Selection) -> Result<(Vec<Finding>, usize), Unreadable> {
+    let shown = display(path);
+    let bytes =
+        std::fs::read(path).map_err(|err| Unreadable { path: shown.clone(), message: describe_io(&err) })?;
+    let text = String::from_utf8(bytes).map_err(|err| Unreadable {
+        path: shown.clone(),
+        message: format!("not UTF-8 text (invalid byte at offset {})", err.utf8_error().valid_up_to()),
+    })?;
+    let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    Ok((lint_source(&shown, &text, selection), lines))
+}
+
+fn display(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    text.strip_prefix("./").unwrap_or(&text).to_string()
+}
+
+fn describe_io(err: &std::io::Error) -> String {
+    match err.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        _ => err.to_string(),
+    }
+}

@@ -1,0 +1,183 @@
+//! `assertscope lint` as a user runs it: the real binary on real files, its exit status, and
+//! its rendered output compared with snapshots in `tests/fixtures/lint/snapshots/` (review
+//! changes with `cargo insta`).
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lint")
+}
+
+fn lint_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_assertscope"))
+        .current_dir(dir)
+        .arg("lint")
+        .args(args)
+        .env_remove("CLICOLOR_FORCE")
+        .output()
+        .expect("run assertscope")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("UTF-8 output")
+}
+
+fn json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).expect("JSON output")
+}
+
+fn assert_snapshot(name: &str, actual: &str) {
+    let actual = actual.replace(env!("CARGO_PKG_VERSION"), "[VERSION]");
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("fixtures/lint/snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_snapshot!(name, actual));
+}
+
+/// `(path, line, code)` of every finding.
+fn findings(value: &Value) -> Vec<(String, u64, String)> {
+    value["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+                f["code"].as_str().unwrap().into(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn text_output_is_rustc_style() {
+    let output = lint_in(&fixtures(), &["project", "--color", "never"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_snapshot("project.txt", &stdout(&output));
+}
+
+#[test]
+fn json_output() {
+    let output = lint_in(&fixtures(), &["project", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_snapshot("project.json", &stdout(&output));
+}
+
+#[test]
+fn sarif_output_is_sarif_2_1_0() {
+    let output = lint_in(&fixtures(), &["project", "--format", "sarif"]);
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout(&output);
+    assert_snapshot("project.sarif", &text);
+    let log: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(log["version"], "2.1.0");
+    let run = &log["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), 8);
+    for result in results {
+        let index = result["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(rules[index]["id"], result["ruleId"], "ruleIndex points at the rule");
+        assert!(["error", "warning"].contains(&result["level"].as_str().unwrap()));
+        assert!(!result["message"]["text"].as_str().unwrap().is_empty());
+        let location = &result["locations"][0]["physicalLocation"];
+        assert!(location["artifactLocation"]["uri"].as_str().unwrap().starts_with("project/src/"));
+        assert!(location["region"]["startLine"].as_u64().unwrap() >= 1);
+        assert!(location["region"]["startColumn"].as_u64().unwrap() >= 1);
+    }
+}
+
+#[test]
+fn syntax_error_is_located_and_the_rest_of_the_file_is_linted() {
+    let output = lint_in(&fixtures(), &["project/src/broken.py", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let found = findings(&json(&output));
+    let broken = "project/src/broken.py".to_string();
+    assert!(found.contains(&(broken.clone(), 5, "syntax-error".into())), "{found:?}");
+    assert!(
+        found.contains(&(broken, 11, "AS110".into())),
+        "the function after the error is still checked: {found:?}"
+    );
+}
+
+#[test]
+fn noqa_suppresses_named_codes_and_bare_noqa_everything() {
+    let output = lint_in(&fixtures(), &["project/src/suppressed.py", "--format", "json"]);
+    // Line 6 names AS102, line 7 is a bare noqa, line 8 names another code.
+    assert_eq!(findings(&json(&output)), vec![("project/src/suppressed.py".into(), 8, "AS102".into())]);
+}
+
+#[test]
+fn select_and_ignore_take_codes_and_prefixes() {
+    let all = findings(&json(&lint_in(&fixtures(), &["project", "--format", "json"])));
+    let codes = |args: &[&str]| -> Vec<String> {
+        let mut full = vec!["project", "--format", "json"];
+        full.extend_from_slice(args);
+        findings(&json(&lint_in(&fixtures(), &full))).into_iter().map(|(_, _, c)| c).collect()
+    };
+    assert!(all.iter().any(|(_, _, c)| c == "AS101"));
+    let ignored = codes(&["--select", "AS1", "--ignore", "AS101,AS109"]);
+    assert!(!ignored.iter().any(|c| c == "AS101" || c == "AS109"), "{ignored:?}");
+    assert!(ignored.iter().any(|c| c == "AS104"));
+    let only = codes(&["--select", "as110"]);
+    assert!(only.iter().all(|c| c == "AS110" || c == "syntax-error"), "{only:?}");
+    assert!(only.iter().any(|c| c == "AS110"));
+
+    let typo = lint_in(&fixtures(), &["project", "--select", "AS9"]);
+    assert_eq!(typo.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&typo.stderr);
+    assert!(stderr.contains("`AS9` names no lint rule"), "{stderr}");
+}
+
+#[test]
+fn exit_status_clean_findings_unreadable() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("clean.py"),
+        "import torch.nn.functional as F\n\n\ndef step(logits, y):\n    return F.cross_entropy(logits, y)\n",
+    )
+    .unwrap();
+    let clean = lint_in(dir.path(), &["clean.py"]);
+    assert_eq!(clean.status.code(), Some(0));
+    assert_eq!(stdout(&clean), "no problems found in 1 file\n");
+
+    let missing = lint_in(dir.path(), &["clean.py", "missing.py"]);
+    assert_eq!(missing.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(stderr.contains("cannot read missing.py: no such file or directory"), "{stderr}");
+
+    std::fs::write(dir.path().join("latin1.py"), b"# caf\xe9\nx = 1\n").unwrap();
+    std::fs::write(dir.path().join("bad.py"), "import torch.nn.functional as F\nF.nll_loss(x, y.int())\n")
+        .unwrap();
+    let mixed = lint_in(dir.path(), &[".", "--format", "json"]);
+    assert_eq!(mixed.status.code(), Some(2), "unreadable input wins over findings");
+    let value = json(&mixed);
+    assert_eq!(
+        findings(&value),
+        vec![("bad.py".into(), 2, "AS110".into())],
+        "readable files are still linted"
+    );
+    assert_eq!(value["unreadable"][0]["path"], "latin1.py");
+    assert!(value["unreadable"][0]["message"].as_str().unwrap().contains("not UTF-8"));
+}
+
+#[test]
+fn directories_are_walked_honouring_gitignore() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = "import torch.nn.functional as F\n\n\ndef f(logits, y):\n    return F.cross_entropy(logits, y.view(-1, 1))\n";
+    for sub in ["src", "build", "src/nested", ".hidden"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        std::fs::write(dir.path().join(sub).join("model.py"), bad).unwrap();
+    }
+    std::fs::write(dir.path().join("src/notes.txt"), bad).unwrap();
+    std::fs::write(dir.path().join(".gitignore"), "build/\n").unwrap();
+    let output = lint_in(dir.path(), &[".", "--format", "json"]);
+    let paths: Vec<String> = findings(&json(&output)).into_iter().map(|(p, _, _)| p).collect();
+    assert_eq!(paths, vec!["src/model.py".to_string(), "src/nested/model.py".to_string()]);
+    // A file named on the command line is linted even when ignored.
+    let named = lint_in(dir.path(), &["build/model.py", "--format", "json"]);
+    assert_eq!(named.status.code(), Some(1));
+}
