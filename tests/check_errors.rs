@@ -18,7 +18,11 @@ fn missing_column_lists_the_columns() {
     std::fs::write(dir.path().join("a.csv"), "id,label,split\n0,1,train\n").unwrap();
     check_fails(dir.path(), &["a.csv", "--column", "lable"], &["no column `lable`", "id, label, split"]);
     py(dir.path(), "import pyarrow as pa, pyarrow.parquet as pq\npq.write_table(pa.table({'text': ['a'], 'label': [1]}), 'a.parquet')");
-    check_fails(dir.path(), &["a.parquet", "--column", "labels"], &["a.parquet", "no column `labels`", "text, label"]);
+    check_fails(
+        dir.path(),
+        &["a.parquet", "--column", "labels"],
+        &["a.parquet", "no column `labels`", "text, label"],
+    );
     check_fails(dir.path(), &["a.parquet"], &["pick a column with --column", "text, label"]);
 }
 

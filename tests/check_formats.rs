@@ -202,9 +202,16 @@ Image.fromarray(np.zeros((4, 4, 3), dtype=np.uint8), mode='RGB').save('rgb/x.png
     let run = check_json(dir.path(), &["masks", "--num-classes", "21", "--ignore-index", "255"], 1);
     let d = run.diagnosis("target-out-of-range");
     assert_eq!(d["values"]["bad_count"], 2, "{d}");
-    let evidence: Vec<&str> = d["evidence"].as_array().unwrap().iter().map(|e| e["text"].as_str().unwrap()).collect();
-    assert!(evidence.iter().any(|e| e.contains("b.png") && e.contains("pixel (x 7, y 6): 21")), "{evidence:?}");
-    assert!(evidence.iter().any(|e| e.contains("c.png") && e.contains("pixel (x 2, y 1): 300")), "{evidence:?}");
+    let evidence: Vec<&str> =
+        d["evidence"].as_array().unwrap().iter().map(|e| e["text"].as_str().unwrap()).collect();
+    assert!(
+        evidence.iter().any(|e| e.contains("b.png") && e.contains("pixel (x 7, y 6): 21")),
+        "{evidence:?}"
+    );
+    assert!(
+        evidence.iter().any(|e| e.contains("c.png") && e.contains("pixel (x 2, y 1): 300")),
+        "{evidence:?}"
+    );
     // Without the ignore index, 255 is out of range and the finding says what it usually is.
     let run = check_json(dir.path(), &["masks/a.png", "--num-classes", "21"], 1);
     let text = run.diagnosis("target-out-of-range")["evidence"][0]["text"].as_str().unwrap().to_string();
@@ -226,7 +233,10 @@ fn big_files_split_across_threads_keep_absolute_rows() {
         csv.push_str(&format!("{i},{v}\n"));
     }
     std::fs::write(dir.path().join("big.csv"), csv).unwrap();
-    py(dir.path(), &format!("import numpy as np\ny = np.arange({rows}) % 10\ny[{bad:?}] = 10\nnp.save('big.npy', y)"));
+    py(
+        dir.path(),
+        &format!("import numpy as np\ny = np.arange({rows}) % 10\ny[{bad:?}] = 10\nnp.save('big.npy', y)"),
+    );
     for file in ["big.csv", "big.npy"] {
         let mut args = vec![file, "--num-classes", "10", "--threads", "4"];
         if file.ends_with(".csv") {

@@ -105,7 +105,11 @@ fn a_failing_dataset_or_a_bad_target_is_one_line_and_exit_2() {
     assert!(last.contains("batch 1 (dataset indices 4, 5, 6, 7)") && last.contains("KeyError"), "{last}");
     let run = scan(dir.path(), &["train.py:nothing_here"]);
     assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("has no attribute 'nothing_here'") && run.stderr.contains("train_loader"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("has no attribute 'nothing_here'") && run.stderr.contains("train_loader"),
+        "{}",
+        run.stderr
+    );
     let run = scan(dir.path(), &["missing.py:x"]);
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("missing.py: no such file"), "{}", run.stderr);

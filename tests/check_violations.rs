@@ -24,7 +24,10 @@ fn clean_labels_exit_0_with_the_class_counts() {
 #[test]
 fn negative_labels_and_the_ignore_index() {
     let dir = tempdir();
-    py(dir.path(), "import numpy as np\ny = np.arange(100) % 5\ny[[3, 50]] = -1\ny[7] = -100\nnp.save('y.npy', y)");
+    py(
+        dir.path(),
+        "import numpy as np\ny = np.arange(100) % 5\ny[[3, 50]] = -1\ny[7] = -100\nnp.save('y.npy', y)",
+    );
     let run = check_json(dir.path(), &["y.npy", "--num-classes", "5"], 1);
     let d = run.diagnosis("target-out-of-range");
     assert_eq!(d["values"]["bad_count"], 3);
@@ -123,7 +126,10 @@ fn features_and_labels_row_counts() {
     );
     let run = check_json(dir.path(), &["y.npy", "--num-classes", "3", "--features", "X.npy"], 1);
     let d = run.diagnosis("batch-size-mismatch");
-    assert_eq!((d["values"]["feature_rows"].clone(), d["values"]["label_rows"].clone()), (json!(100), json!(99)));
+    assert_eq!(
+        (d["values"]["feature_rows"].clone(), d["values"]["label_rows"].clone()),
+        (json!(100), json!(99))
+    );
     check_json(dir.path(), &["y_ok.npy", "--num-classes", "3", "--features", "X.npy"], 0);
     check_json(dir.path(), &["y_ok.npy", "--num-classes", "3", "--features", "X.csv"], 0);
 }
@@ -143,7 +149,16 @@ fn unseen_classes_and_gaps_are_warnings() {
     py(dir.path(), "import numpy as np\ny = np.array([0, 1, 2, 4, 5] * 20)\nnp.save('y.npy', y)");
     let run = check_json(dir.path(), &["y.npy", "--num-classes", "8"], 0);
     let notes = run.secondary();
-    assert!(notes.iter().any(|(c, t)| c == "target-out-of-range" && t.contains("3 of 8 classes never appear: 3, 6, 7")), "{notes:?}");
+    assert!(
+        notes
+            .iter()
+            .any(|(c, t)| c == "target-out-of-range" && t.contains("3 of 8 classes never appear: 3, 6, 7")),
+        "{notes:?}"
+    );
     let run = check_json(dir.path(), &["y.npy"], 0);
-    assert!(run.secondary().iter().any(|(_, t)| t.contains("not contiguous") && t.contains(": 3")), "{:?}", run.secondary());
+    assert!(
+        run.secondary().iter().any(|(_, t)| t.contains("not contiguous") && t.contains(": 3")),
+        "{:?}",
+        run.secondary()
+    );
 }

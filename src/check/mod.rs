@@ -47,6 +47,38 @@ impl Task {
     }
 }
 
+/// The bounds and the task, as `check` and `scan` take them on the command line.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct LabelArgs {
+    /// Number of classes: valid labels are 0..N-1
+    #[arg(long, value_name = "N")]
+    pub num_classes: Option<i64>,
+    /// Vocabulary (embedding table) size: valid token ids are 0..V-1
+    #[arg(long, value_name = "V")]
+    pub vocab_size: Option<i64>,
+    /// Longest allowed sequence (rows of list columns or 2-D arrays, integer inputs)
+    #[arg(long, value_name = "N")]
+    pub max_positions: Option<u64>,
+    /// A value the loss skips (ignore_index), e.g. -100 or 255
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub ignore_index: Option<i64>,
+    /// What the labels are for [default: tokens with --vocab-size, segmentation for PNG masks, else classification]
+    #[arg(long, value_enum)]
+    pub task: Option<Task>,
+}
+
+impl LabelArgs {
+    /// Fails on bounds that cannot be right.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        for (flag, v) in [("--num-classes", self.num_classes), ("--vocab-size", self.vocab_size)] {
+            if v.is_some_and(|v| v <= 0) {
+                anyhow::bail!("{flag} must be a positive number");
+            }
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct CheckOptions {
     pub inputs: Vec<String>,

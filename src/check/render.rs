@@ -70,21 +70,7 @@ pub fn human(outcome: &Outcome, p: &Palette) -> String {
             let _ = writeln!(out, "   {}={} … and {} more", p.gutter, p.reset, thousands(total - shown));
         }
         if f.severity == Severity::Error {
-            let cause = kb.expect_cause(f.cause);
-            let _ = writeln!(
-                out,
-                "   {}={} {}help{}: {}",
-                p.gutter,
-                p.reset,
-                p.help,
-                p.reset,
-                first_sentence(&cause.fix)
-            );
-            let _ = writeln!(
-                out,
-                "   {}={} {}note{}: {}; `assertscope rules {}` explains it",
-                p.gutter, p.reset, p.note, p.reset, cause.title, f.cause
-            );
+            help_line(&mut out, p, kb.expect_cause(f.cause));
         }
     }
     let errors = outcome.findings.iter().filter(|f| f.severity == Severity::Error).count();
@@ -118,6 +104,24 @@ pub fn human(outcome: &Outcome, p: &Palette) -> String {
         );
     }
     out
+}
+
+/// `= help: <the fix's first sentence>` and `= note: <title>; assertscope rules <id>`.
+pub fn help_line(out: &mut String, p: &Palette, cause: &crate::kb::Cause) {
+    let _ = writeln!(
+        out,
+        "   {}={} {}help{}: {}",
+        p.gutter,
+        p.reset,
+        p.help,
+        p.reset,
+        first_sentence(&cause.fix)
+    );
+    let _ = writeln!(
+        out,
+        "   {}={} {}note{}: {}; `assertscope rules {}` explains it",
+        p.gutter, p.reset, p.note, p.reset, cause.title, cause.id
+    );
 }
 
 /// The first sentence of a KB paragraph (up to the first ". " outside code).

@@ -24,8 +24,6 @@ pub fn build(outcome: &Outcome) -> Report {
 }
 
 fn diagnosis(outcome: &Outcome, f: &Finding) -> Diagnosis {
-    let kb = KnowledgeBase::get();
-    let cause = kb.expect_cause(f.cause);
     let mut values = summary(outcome);
     values.extend(f.values.clone());
     if !f.examples.is_empty() {
@@ -49,37 +47,37 @@ fn diagnosis(outcome: &Outcome, f: &Finding) -> Diagnosis {
                 code: None,
             })
         });
-    Diagnosis {
-        cause: f.cause.to_string(),
-        title: cause.title.clone(),
-        confidence: f.confidence,
-        op: None,
-        location,
-        rank: None,
-        evidence,
-        values,
-        explanation: cause.explanation.clone(),
-        fix: cause.fix.clone(),
-        checklist_step: cause.checklist_step(),
-    }
+    from_kb(f.cause, f.confidence, location, evidence, values)
 }
 
 /// The `none` diagnosis of clean data, carrying the summary and the class counts.
 fn clean(outcome: &Outcome) -> Diagnosis {
-    let cause = KnowledgeBase::get().expect_cause("none");
     let mut values = summary(outcome);
     let counts = class_counts(&outcome.stats);
     if !counts.is_empty() {
         values.insert("class_counts".into(), Value::Object(counts));
     }
+    from_kb("none", Confidence::High, None, Vec::new(), values)
+}
+
+/// A diagnosis of a knowledge-base cause: title, explanation, fix and checklist step
+/// come from `kb/causes.toml`, the rest from the data.
+pub fn from_kb(
+    cause_id: &str,
+    confidence: Confidence,
+    location: Option<Location>,
+    evidence: Vec<Evidence>,
+    values: Map<String, Value>,
+) -> Diagnosis {
+    let cause = KnowledgeBase::get().expect_cause(cause_id);
     Diagnosis {
-        cause: "none".into(),
+        cause: cause.id.clone(),
         title: cause.title.clone(),
-        confidence: Confidence::High,
+        confidence,
         op: None,
-        location: None,
+        location,
         rank: None,
-        evidence: Vec::new(),
+        evidence,
         values,
         explanation: cause.explanation.clone(),
         fix: cause.fix.clone(),

@@ -4,7 +4,7 @@
 
 use crate::check::input::Format;
 use crate::check::read::{Header, ReadOptions};
-use crate::check::{self, CheckOptions, Task};
+use crate::check::{self, CheckOptions, LabelArgs};
 use crate::exit;
 use crate::render::style::{ColorChoice, Palette};
 use std::io::Write;
@@ -24,21 +24,8 @@ pub struct CheckArgs {
     /// Column name or 0-based index; a.b for nested JSON/struct fields; NPZ member or tensor name
     #[arg(short, long)]
     pub column: Option<String>,
-    /// Number of classes: valid labels are 0..N-1
-    #[arg(long, value_name = "N")]
-    pub num_classes: Option<i64>,
-    /// Vocabulary (embedding table) size: valid token ids are 0..V-1
-    #[arg(long, value_name = "V")]
-    pub vocab_size: Option<i64>,
-    /// Longest allowed sequence (rows of list columns or 2-D arrays)
-    #[arg(long, value_name = "N")]
-    pub max_positions: Option<u64>,
-    /// A value the loss skips (ignore_index), e.g. -100 or 255
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub ignore_index: Option<i64>,
-    /// What the labels are for [default: tokens with --vocab-size, segmentation for PNG masks, else classification]
-    #[arg(long, value_enum)]
-    pub task: Option<Task>,
+    #[command(flatten)]
+    pub labels: LabelArgs,
     /// A features file whose number of rows must match the labels'
     #[arg(long, value_name = "FILE")]
     pub features: Option<String>,
@@ -83,11 +70,7 @@ pub fn execute(args: CheckArgs) -> anyhow::Result<u8> {
 }
 
 fn options(args: &CheckArgs) -> anyhow::Result<CheckOptions> {
-    for (flag, v) in [("--num-classes", args.num_classes), ("--vocab-size", args.vocab_size)] {
-        if v.is_some_and(|v| v <= 0) {
-            anyhow::bail!("{flag} must be a positive number");
-        }
-    }
+    args.labels.validate()?;
     let delimiter = match args.delimiter.as_deref() {
         None => None,
         Some("\\t" | "tab" | "\t") => Some(b'\t'),
@@ -105,11 +88,11 @@ fn options(args: &CheckArgs) -> anyhow::Result<CheckOptions> {
         inputs: args.inputs.clone(),
         format: args.format,
         read: ReadOptions { column: args.column.clone(), header, delimiter, parallelism: 1 },
-        num_classes: args.num_classes,
-        vocab_size: args.vocab_size,
-        max_positions: args.max_positions,
-        ignore_index: args.ignore_index,
-        task: args.task,
+        num_classes: args.labels.num_classes,
+        vocab_size: args.labels.vocab_size,
+        max_positions: args.labels.max_positions,
+        ignore_index: args.labels.ignore_index,
+        task: args.labels.task,
         features: args.features.clone(),
     })
 }

@@ -8,11 +8,12 @@
 
 use crate::check::checks::thousands;
 use crate::check::histogram::{self, Bar, Flag};
+use crate::check::report::from_kb;
 use crate::exit;
 use crate::kb::KnowledgeBase;
 use crate::pyembed::Materialized;
 use crate::render::style::{ColorChoice, Palette};
-use crate::report::{Confidence, Diagnosis, Evidence, Location, Report, Secondary};
+use crate::report::{Confidence, Evidence, Location, Report, Secondary};
 use anyhow::Context;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -33,21 +34,8 @@ pub struct ScanArgs {
     /// zero-argument function returning one
     #[arg(value_name = "TARGET")]
     pub target: String,
-    /// Number of classes: valid labels are 0..N-1
-    #[arg(long, value_name = "N")]
-    pub num_classes: Option<i64>,
-    /// Vocabulary size: valid token ids in the inputs are 0..V-1
-    #[arg(long, value_name = "V")]
-    pub vocab_size: Option<i64>,
-    /// Longest allowed sequence length of integer inputs
-    #[arg(long, value_name = "N")]
-    pub max_positions: Option<u64>,
-    /// The loss's ignore_index [default: -100, as in cross_entropy]
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub ignore_index: Option<i64>,
-    /// What the labels are for
-    #[arg(long, value_enum)]
-    pub task: Option<crate::check::Task>,
+    #[command(flatten)]
+    pub labels: crate::check::LabelArgs,
     /// Dict key or tuple position of the labels in a batch [default: labels/label/target/y, or position 1]
     #[arg(long, value_name = "KEY")]
     pub label_key: Option<String>,
@@ -136,16 +124,17 @@ pub struct ScanFailure {
 }
 
 pub fn execute(args: ScanArgs) -> anyhow::Result<u8> {
+    args.labels.validate()?;
     let package = Materialized::create()?;
     let out = package.path().join("scan-findings.json");
     let mut cmd = Command::new(&args.python);
     cmd.arg("-m").arg("assertscope.scan").arg(&args.target).arg("--out").arg(&out);
     let optional = [
-        ("--num-classes", args.num_classes.map(|v| v.to_string())),
-        ("--vocab-size", args.vocab_size.map(|v| v.to_string())),
-        ("--max-positions", args.max_positions.map(|v| v.to_string())),
-        ("--ignore-index", args.ignore_index.map(|v| v.to_string())),
-        ("--task", args.task.map(|t| t.name().to_string())),
+        ("--num-classes", args.labels.num_classes.map(|v| v.to_string())),
+        ("--vocab-size", args.labels.vocab_size.map(|v| v.to_string())),
+        ("--max-positions", args.labels.max_positions.map(|v| v.to_string())),
+        ("--ignore-index", args.labels.ignore_index.map(|v| v.to_string())),
+        ("--task", args.labels.task.map(|t| t.name().to_string())),
         ("--label-key", args.label_key.clone()),
         ("--input-key", args.input_key.clone()),
         ("--batch-size", Some(args.batch_size.to_string())),
@@ -264,41 +253,18 @@ pub fn report(result: &ScanResult) -> Report {
             text: example_text(result, e),
             source_line: None,
         }));
-        report.diagnoses.push(Diagnosis {
-            cause: f.cause.clone(),
-            title: cause.title.clone(),
-            confidence: Confidence::High,
-            op: None,
-            location: Some(target_location(&result.target)),
-            rank: None,
-            evidence,
-            values,
-            explanation: cause.explanation.clone(),
-            fix: cause.fix.clone(),
-            checklist_step: cause.checklist_step(),
-        });
+        let location = Some(target_location(&result.target));
+        report.diagnoses.push(from_kb(&cause.id, Confidence::High, location, evidence, values));
     }
     if report.diagnoses.is_empty() {
-        let none = kb.expect_cause("none");
         let mut values = Map::new();
         values.insert("batches".into(), json!(result.batches));
         values.insert("samples".into(), json!(result.samples));
         if let Some(counts) = result.label.as_ref().and_then(|l| l.class_counts.as_ref()) {
             values.insert("class_counts".into(), json!(counts));
         }
-        report.diagnoses.push(Diagnosis {
-            cause: "none".into(),
-            title: none.title.clone(),
-            confidence: Confidence::High,
-            op: None,
-            location: Some(target_location(&result.target)),
-            rank: None,
-            evidence: Vec::new(),
-            values,
-            explanation: none.explanation.clone(),
-            fix: none.fix.clone(),
-            checklist_step: none.checklist_step(),
-        });
+        let location = Some(target_location(&result.target));
+        report.diagnoses.push(from_kb("none", Confidence::High, location, Vec::new(), values));
     }
     report
 }
@@ -334,7 +300,7 @@ fn human(result: &ScanResult, args: &ScanArgs, p: &Palette) -> String {
         if let (Some(min), Some(max)) = (label.min, label.max) {
             facts.push(format!("min {min}, max {max}"));
         }
-        if let Some(c) = args.num_classes {
+        if let Some(c) = args.labels.num_classes {
             facts.push(format!("num_classes {c}"));
         }
         if !facts.is_empty() {
@@ -347,7 +313,7 @@ fn human(result: &ScanResult, args: &ScanArgs, p: &Palette) -> String {
                 .map(|(i, &c)| Bar {
                     label: i.to_string(),
                     count: c,
-                    flag: if args.num_classes.is_some_and(|n| i as i64 >= n) {
+                    flag: if args.labels.num_classes.is_some_and(|n| i as i64 >= n) {
                         Flag::OutOfRange
                     } else {
                         Flag::Valid
@@ -371,16 +337,7 @@ fn human(result: &ScanResult, args: &ScanArgs, p: &Palette) -> String {
             let _ = writeln!(out, "   {}={} … {} bad samples in all", p.gutter, p.reset, thousands(f.count));
         }
         if let Some(cause) = kb.cause(&f.cause).filter(|_| f.severity == "error") {
-            let fix = cause.fix.split(". ").next().unwrap_or(&cause.fix).trim();
-            let _ = writeln!(
-                out,
-                "   {}={} {}help{}: {}",
-                p.gutter,
-                p.reset,
-                p.help,
-                p.reset,
-                fix.trim_end_matches('.')
-            );
+            crate::check::render::help_line(&mut out, p, cause);
         }
     }
     let errors = result.findings.iter().filter(|f| f.severity == "error").count();

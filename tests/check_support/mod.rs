@@ -17,7 +17,8 @@ pub fn python() -> PathBuf {
 /// say so on stderr and stop (the test requirements install them all).
 pub fn has_modules(modules: &[&str]) -> bool {
     let code = modules.iter().map(|m| format!("import {m}")).collect::<Vec<_>>().join("; ");
-    let ok = Command::new(python()).arg("-c").arg(&code).output().map(|o| o.status.success()).unwrap_or(false);
+    let ok =
+        Command::new(python()).arg("-c").arg(&code).output().map(|o| o.status.success()).unwrap_or(false);
     if !ok {
         eprintln!("skipping: {} cannot import {}", python().display(), modules.join(", "));
     }
@@ -38,7 +39,8 @@ pub struct Run {
 
 impl Run {
     pub fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{}\n{}", self.stdout, self.stderr))
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}\n{}", self.stdout, self.stderr))
     }
 
     /// The cause ids of the diagnoses, in order.
@@ -92,7 +94,11 @@ pub fn check_json(dir: &Path, args: &[&str], code: i32) -> Run {
     all.extend_from_slice(args);
     all.push("--json");
     let run = assertscope(dir, &all);
-    assert_eq!(run.code, code, "exit status of check {args:?}\nstdout:\n{}\nstderr:\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.code, code,
+        "exit status of check {args:?}\nstdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
     run
 }
 
@@ -101,7 +107,11 @@ pub fn check_fails(dir: &Path, args: &[&str], expect: &[&str]) -> String {
     let mut all = vec!["check"];
     all.extend_from_slice(args);
     let run = assertscope(dir, &all);
-    assert_eq!(run.code, 2, "exit status of check {args:?}\nstdout:\n{}\nstderr:\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.code, 2,
+        "exit status of check {args:?}\nstdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
     let err = run.stderr.trim_end();
     assert_eq!(err.lines().count(), 1, "one line expected:\n{err}");
     assert!(!err.contains("panicked"), "{err}");

@@ -2,11 +2,15 @@
 //! boolean columns, text columns, dictionaries, lists (token ids, one-hot rows) and
 //! struct fields named by a dotted path.
 
+use super::{pick_name, ColumnInfo, ReadOptions, UnitEnd};
+use crate::check::input::InputFile;
 use crate::check::stats::{Bounds, Pos, Stats};
 use anyhow::bail;
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
+use arrow_array::RecordBatch;
 use arrow_array::{Array, ArrayRef, OffsetSizeTrait};
+use arrow_schema::ArrowError;
 use arrow_schema::{DataType, Field, Schema};
 
 /// Feeds one column of a record batch whose first row is row `base` of the unit.
@@ -254,4 +258,43 @@ pub fn declared_classes(schema: &Schema, name: &str) -> Option<i64> {
             .then(|| f.get("names")?.as_array().map(|n| n.len() as i64))?
     };
     class_label(feature).or_else(|| class_label(feature.get("feature")?))
+}
+
+/// The column `--column` names (`root` or `root.field.field`) in a schema.
+pub struct Resolved {
+    pub column: ColumnInfo,
+    pub root_index: usize,
+    pub nested: Vec<String>,
+}
+
+pub fn resolve_column(file: &InputFile, schema: &Schema, opts: &ReadOptions) -> anyhow::Result<Resolved> {
+    let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    let path: Vec<String> =
+        opts.column.as_deref().map(|c| c.split('.').map(str::to_string).collect()).unwrap_or_default();
+    let root = pick_name(file, "column", path.first().map(String::as_str), &names)?.to_string();
+    let root_index = names.iter().position(|n| *n == root).expect("picked from the names");
+    let nested: Vec<String> = path.iter().skip(1).cloned().collect();
+    let data_type = nested_type(schema.field(root_index), &nested);
+    let shown =
+        std::iter::once(root.as_str()).chain(nested.iter().map(String::as_str)).collect::<Vec<_>>().join(".");
+    let mut column = ColumnInfo::new(Some(shown), type_name(&data_type), layout(&data_type));
+    column.declared_classes = declared_classes(schema, &root);
+    Ok(Resolved { column, root_index, nested })
+}
+
+/// Feeds the first column of every batch, numbering rows from the first batch.
+pub fn push_batches(
+    stats: &mut Stats,
+    bounds: &Bounds,
+    batches: impl Iterator<Item = Result<RecordBatch, ArrowError>>,
+    nested: &[String],
+    shown: &dyn std::fmt::Display,
+) -> anyhow::Result<UnitEnd> {
+    let mut rows = 0u64;
+    for batch in batches {
+        let batch = batch.map_err(|e| anyhow::anyhow!("{shown}: cannot decode row {rows} onwards: {e}"))?;
+        push(stats, bounds, batch.column(0), nested, rows).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
+        rows += batch.num_rows() as u64;
+    }
+    Ok(UnitEnd { rows, lines: 0 })
 }

@@ -2,8 +2,8 @@
 //! (`data-00000-of-00001.arrow`); a `ClassLabel` feature there declares the number of
 //! classes.
 
-use super::arrow::{declared_classes, layout, nested_type, push, type_name};
-use super::{open, pick_name, ColumnInfo, FilePlan, ReadCtx, ReadOptions, Unit, UnitEnd};
+use super::arrow::{push_batches, resolve_column};
+use super::{open, FilePlan, ReadCtx, ReadOptions, Unit, UnitEnd};
 use crate::check::input::InputFile;
 use crate::check::stats::Stats;
 use arrow_array::RecordBatch;
@@ -36,17 +36,8 @@ fn batches(file: &InputFile, projection: Option<Vec<usize>>) -> anyhow::Result<(
 
 pub fn plan(file: &InputFile, opts: &ReadOptions) -> anyhow::Result<FilePlan> {
     let (schema, _) = batches(file, None)?;
-    let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-    let path: Vec<String> =
-        opts.column.as_deref().map(|c| c.split('.').map(str::to_string).collect()).unwrap_or_default();
-    let root = pick_name(file, "column", path.first().map(String::as_str), &names)?.to_string();
-    let root_index = names.iter().position(|n| *n == root).expect("picked from the names");
-    let nested: Vec<String> = path.iter().skip(1).cloned().collect();
-    let data_type = nested_type(schema.field(root_index), &nested);
-    let shown =
-        std::iter::once(root.as_str()).chain(nested.iter().map(String::as_str)).collect::<Vec<_>>().join(".");
-    let mut column = ColumnInfo::new(Some(shown), type_name(&data_type), layout(&data_type));
-    column.declared_classes = declared_classes(&schema, &root);
+    let resolved = resolve_column(file, &schema, opts)?;
+    let (column, root_index, nested) = (resolved.column, resolved.root_index, resolved.nested);
     let unit = IpcUnit { path: file.path.clone(), root_index, nested };
     Ok(FilePlan::single(column, Box::new(unit)))
 }
@@ -71,14 +62,6 @@ impl Unit for IpcUnit {
         let input = InputFile { path: self.path.clone(), format: crate::check::input::Format::Arrow };
         let (_, batches) = batches(&input, Some(vec![self.root_index]))?;
         let shown = self.path.display();
-        let mut rows = 0u64;
-        for batch in batches {
-            let batch =
-                batch.map_err(|e| anyhow::anyhow!("{shown}: cannot decode row {rows} onwards: {e}"))?;
-            push(stats, ctx.bounds, batch.column(0), &self.nested, rows)
-                .map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
-            rows += batch.num_rows() as u64;
-        }
-        Ok(UnitEnd { rows, lines: 0 })
+        push_batches(stats, ctx.bounds, batches, &self.nested, &shown)
     }
 }
