@@ -145,17 +145,10 @@ impl Unit for ArrayUnit {
             (spec.elements().unwrap_or(0), 0)
         };
         let size = spec.dtype.size as u64;
-        let mut feeder = Feeder::new(spec);
-        let mut buf = AlignedBuf::new(feeder.block_elements() * spec.dtype.size);
-        let mut done = 0u64;
-        while done < elements {
-            let n = (elements - done).min(feeder.block_elements() as u64);
-            let bytes = buf.slice_mut((n * size) as usize);
+        feed_blocks(spec, ctx, stats, elements, |bytes, done| {
             file.read_exact_at(bytes, self.data_offset + (start_elem + done) * size)
-                .map_err(|e| anyhow::anyhow!("{}: cannot read the array data: {e}", self.path.display()))?;
-            feeder.feed(stats, ctx.bounds, bytes, done);
-            done += n;
-        }
+                .map_err(|e| anyhow::anyhow!("{}: cannot read the array data: {e}", self.path.display()))
+        })?;
         Ok(UnitEnd { rows: self.rows.1 - self.rows.0, lines: 0 })
     }
 }
@@ -169,6 +162,23 @@ pub fn read_stream(
     name: &str,
 ) -> anyhow::Result<UnitEnd> {
     let elements = spec.elements().unwrap_or(0);
+    feed_blocks(spec, ctx, stats, elements, |bytes, done| {
+        reader.read_exact(bytes).map_err(|e| {
+            anyhow::anyhow!("{name}: the array data ends early (after {done} of {elements} values): {e}")
+        })
+    })?;
+    Ok(UnitEnd { rows: spec.rows(), lines: 0 })
+}
+
+/// Fills a bounded, aligned buffer block by block (`fill(bytes, first_element)`) and
+/// feeds each block to the stats.
+fn feed_blocks(
+    spec: &ArraySpec,
+    ctx: &ReadCtx,
+    stats: &mut Stats,
+    elements: u64,
+    mut fill: impl FnMut(&mut [u8], u64) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     let size = spec.dtype.size as u64;
     let mut feeder = Feeder::new(spec);
     let mut buf = AlignedBuf::new(feeder.block_elements() * spec.dtype.size);
@@ -176,13 +186,11 @@ pub fn read_stream(
     while done < elements {
         let n = (elements - done).min(feeder.block_elements() as u64);
         let bytes = buf.slice_mut((n * size) as usize);
-        reader.read_exact(bytes).map_err(|e| {
-            anyhow::anyhow!("{name}: the array data ends early (after {done} of {elements} values): {e}")
-        })?;
+        fill(bytes, done)?;
         feeder.feed(stats, ctx.bounds, bytes, done);
         done += n;
     }
-    Ok(UnitEnd { rows: spec.rows(), lines: 0 })
+    Ok(())
 }
 
 /// A byte buffer aligned for any element type.
