@@ -181,7 +181,7 @@ fn feed_blocks(
 ) -> anyhow::Result<()> {
     let size = spec.dtype.size as u64;
     let mut feeder = Feeder::new(spec);
-    let mut buf = AlignedBuf::new(feeder.block_elements() * spec.dtype.size);
+    let mut buf = AlignedBuf::new(feeder.block_elements().min(elements as usize) * spec.dtype.size);
     let mut done = 0u64;
     while done < elements {
         let n = (elements - done).min(feeder.block_elements() as u64);

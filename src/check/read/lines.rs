@@ -44,7 +44,8 @@ where
     E: From<std::io::Error>,
 {
     let len = file.metadata()?.len();
-    let mut buf = vec![0u8; BLOCK];
+    // Small files and ranges get small buffers; a long last line grows it.
+    let mut buf = vec![0u8; (end.saturating_sub(start) as usize).clamp(4096, BLOCK)];
     let mut filled = 0usize;
     // File offset of buf[0].
     let mut base = start;

@@ -137,19 +137,23 @@ fn parse_descr(descr: &str) -> anyhow::Result<DType> {
         '<' => false,
         _ => cfg!(target_endian = "big"),
     };
-    let (code, size) = rest.split_at(rest.len().min(1));
-    let size: usize = if size.is_empty() && code == "?" { 1 } else { size.parse().unwrap_or(0) };
+    let mut chars = rest.chars();
+    let code = chars.next();
+    let size = chars.as_str();
+    let size: usize = if size.is_empty() && code == Some('?') { 1 } else { size.parse().unwrap_or(0) };
     let kind = match code {
-        "i" => DTypeKind::Int,
-        "u" => DTypeKind::UInt,
-        "f" => DTypeKind::Float,
-        "b" | "?" => DTypeKind::Bool,
-        "U" | "S" | "a" => bail!("unsupported dtype {descr:?} (strings): labels must be stored as numbers"),
-        "O" => {
+        Some('i') => DTypeKind::Int,
+        Some('u') => DTypeKind::UInt,
+        Some('f') => DTypeKind::Float,
+        Some('b' | '?') => DTypeKind::Bool,
+        Some('U' | 'S' | 'a') => {
+            bail!("unsupported dtype {descr:?} (strings): labels must be stored as numbers")
+        }
+        Some('O') => {
             bail!("unsupported dtype {descr:?} (Python objects): save a numeric array, not an object array")
         }
-        "c" => bail!("unsupported dtype {descr:?} (complex numbers)"),
-        "M" | "m" => bail!("unsupported dtype {descr:?} (dates and times)"),
+        Some('c') => bail!("unsupported dtype {descr:?} (complex numbers)"),
+        Some('M' | 'm') => bail!("unsupported dtype {descr:?} (dates and times)"),
         _ => bail!("unsupported dtype {descr:?}"),
     };
     let dtype = DType { kind, size, big_endian };
@@ -187,6 +191,9 @@ mod tests {
         let err = parse_dict("{'descr': '<U5', 'fortran_order': False, 'shape': (3,), }").unwrap_err();
         assert!(err.to_string().contains("strings"), "{err}");
         let err = parse_dict("{'descr': '<f16', 'fortran_order': False, 'shape': (3,), }").unwrap_err();
+        assert!(err.to_string().contains("unsupported dtype"), "{err}");
+        // Found by fuzzing: a multi-byte character where the type code belongs.
+        let err = parse_dict("{'descr': '<\u{e9}8', 'fortran_order': False, 'shape': (3,), }").unwrap_err();
         assert!(err.to_string().contains("unsupported dtype"), "{err}");
     }
 }
