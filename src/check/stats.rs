@@ -17,6 +17,8 @@ const OUTSIDE_DISTINCT: usize = 4096;
 const HIST_CAP: usize = 1 << 20;
 /// Histogram size when no bound is given: covers every usual class id and void label.
 const HIST_DEFAULT: usize = 1 << 16;
+/// Histograms up to this size are counted in four lanes.
+const LANED_HIST: usize = 1024;
 
 /// The bounds a run checks against, fixed before any data is read.
 #[derive(Debug, Clone)]
@@ -225,6 +227,8 @@ pub struct Stats {
     pub rare: Rare,
     pub lengths: Lengths,
     pub patterns: RowPatterns,
+    /// Scratch space for [`Stats::ints_laned`].
+    lanes: Vec<u64>,
 }
 
 /// How to move a later unit's positions after an earlier unit of the same file.
@@ -308,6 +312,7 @@ impl Stats {
             rare: Rare { float_min: f64::INFINITY, float_max: f64::NEG_INFINITY, ..Rare::default() },
             lengths: Lengths::default(),
             patterns: RowPatterns::default(),
+            lanes: Vec::new(),
         }
     }
 
@@ -369,6 +374,9 @@ impl Stats {
     /// called for values off the hot path.
     #[inline]
     pub fn ints<T: IntValue>(&mut self, vals: &[T], bounds: &Bounds, at: impl Fn(usize) -> Pos) {
+        if self.hist.len() <= LANED_HIST && vals.len() >= 4 * LANED_HIST {
+            return self.ints_laned(vals, bounds, at);
+        }
         let hist = &mut self.hist[..];
         let n = hist.len() as u64;
         for (i, &v) in vals.iter().enumerate() {
@@ -379,6 +387,45 @@ impl Stats {
                 self.rare.outside_int(self.file, v, bounds, at(i));
             }
         }
+    }
+
+    /// [`Stats::ints`] for few classes: four interleaved histograms, so that runs of one
+    /// class do not serialise on a single counter.
+    fn ints_laned<T: IntValue>(&mut self, vals: &[T], bounds: &Bounds, at: impl Fn(usize) -> Pos) {
+        let n = self.hist.len();
+        let mut lanes = std::mem::take(&mut self.lanes);
+        lanes.clear();
+        lanes.resize(4 * n, 0);
+        let (a, rest) = lanes.split_at_mut(n);
+        let (b, rest) = rest.split_at_mut(n);
+        let (c, d) = rest.split_at_mut(n);
+        let limit = n as u64;
+        let mut chunks = vals.chunks_exact(4);
+        for (k, chunk) in chunks.by_ref().enumerate() {
+            for (lane, (j, &v)) in
+                [&mut *a, &mut *b, &mut *c, &mut *d].into_iter().zip(chunk.iter().enumerate())
+            {
+                let v = v.to_i64();
+                if (v as u64) < limit {
+                    lane[v as usize] += 1;
+                } else {
+                    self.rare.outside_int(self.file, v, bounds, at(4 * k + j));
+                }
+            }
+        }
+        let done = vals.len() - chunks.remainder().len();
+        for (j, &v) in chunks.remainder().iter().enumerate() {
+            let v = v.to_i64();
+            if (v as u64) < limit {
+                a[v as usize] += 1;
+            } else {
+                self.rare.outside_int(self.file, v, bounds, at(done + j));
+            }
+        }
+        for (i, h) in self.hist.iter_mut().enumerate() {
+            *h += a[i] + b[i] + c[i] + d[i];
+        }
+        self.lanes = lanes;
     }
 
     /// One floating-point value: whole numbers count as class ids (and are remembered as
@@ -605,6 +652,21 @@ mod tests {
             a.files,
             vec![FileRows { file: 0, rows: 6, lines: 6 }, FileRows { file: 1, rows: 1, lines: 0 }]
         );
+    }
+
+    #[test]
+    fn laned_counting_matches_plain_counting() {
+        let b = bounds(Some(10));
+        let vals: Vec<i64> = (0..10_003).map(|i| (i * 7919) % 13 - 1).collect();
+        let mut laned = Stats::new(&b, 0);
+        laned.ints(&vals, &b, |i| Pos::row(i as u64));
+        let mut plain = Stats::new(&b, 0);
+        for (i, &v) in vals.iter().enumerate() {
+            plain.int(v, &b, || Pos::row(i as u64));
+        }
+        assert_eq!(laned.hist, plain.hist);
+        assert_eq!(laned.rare, plain.rare);
+        assert_eq!(laned.rare.over_bound.first[0].at.row, plain.rare.over_bound.first[0].at.row);
     }
 
     #[test]

@@ -9,8 +9,9 @@ use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// Bytes per read; rounded down to whole rows when rows are smaller.
-const BLOCK: usize = 4 << 20;
+/// Bytes per read, small enough that a block is still in the L2 cache when it is
+/// counted; rounded down to whole rows when rows are smaller.
+const BLOCK: usize = 512 << 10;
 /// Arrays smaller than this are read by one thread.
 const MIN_UNIT_BYTES: u64 = 16 << 20;
 
