@@ -6,7 +6,6 @@ use super::histogram;
 use super::read::Layout;
 use super::report::{describe, file_name};
 use super::Outcome;
-use crate::kb::KnowledgeBase;
 use crate::render::style::Palette;
 use std::fmt::Write as _;
 
@@ -45,7 +44,6 @@ pub fn human(outcome: &Outcome, p: &Palette) -> String {
         out.push('\n');
         out.push_str(&histogram::draw(&bars, p));
     }
-    let kb = KnowledgeBase::get();
     for f in &outcome.findings {
         out.push('\n');
         let (word, colour) = match f.severity {
@@ -70,7 +68,7 @@ pub fn human(outcome: &Outcome, p: &Palette) -> String {
             let _ = writeln!(out, "   {}={} … and {} more", p.gutter, p.reset, thousands(total - shown));
         }
         if f.severity == Severity::Error {
-            help_line(&mut out, p, kb.expect_cause(f.cause));
+            help_line(&mut out, p, crate::check::causes::expect_cause(f.cause));
         }
     }
     let errors = outcome.findings.iter().filter(|f| f.severity == Severity::Error).count();

@@ -5,7 +5,6 @@
 use super::checks::{Finding, Severity};
 use super::stats::{Example, Stats};
 use super::Outcome;
-use crate::kb::KnowledgeBase;
 use crate::report::{Confidence, Diagnosis, Evidence, Location, Report, Secondary};
 use serde_json::{json, Map, Value};
 
@@ -69,7 +68,7 @@ pub fn from_kb(
     evidence: Vec<Evidence>,
     values: Map<String, Value>,
 ) -> Diagnosis {
-    let cause = KnowledgeBase::get().expect_cause(cause_id);
+    let cause = super::causes::expect_cause(cause_id);
     Diagnosis {
         cause: cause.id.clone(),
         title: cause.title.clone(),

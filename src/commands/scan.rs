@@ -10,7 +10,6 @@ use crate::check::checks::thousands;
 use crate::check::histogram::{self, Bar, Flag};
 use crate::check::report::from_kb;
 use crate::exit;
-use crate::kb::KnowledgeBase;
 use crate::pyembed::Materialized;
 use crate::render::style::{ColorChoice, Palette};
 use crate::report::{Confidence, Evidence, Location, Report, Secondary};
@@ -223,10 +222,9 @@ fn plain(v: &Value) -> String {
 
 /// Findings into the diagnosis contract: errors are diagnoses, warnings secondary.
 pub fn report(result: &ScanResult) -> Report {
-    let kb = KnowledgeBase::get();
     let mut report = Report::default();
     for f in &result.findings {
-        let Some(cause) = kb.cause(&f.cause) else { continue };
+        let Some(cause) = crate::check::causes::cause(&f.cause) else { continue };
         if f.severity != "error" {
             report.secondary.push(Secondary { cause: f.cause.clone(), text: f.message.clone() });
             continue;
@@ -324,7 +322,6 @@ fn human(result: &ScanResult, args: &ScanArgs, p: &Palette) -> String {
             out.push_str(&histogram::draw(&bars, p));
         }
     }
-    let kb = KnowledgeBase::get();
     for f in &result.findings {
         out.push('\n');
         let (word, colour) = if f.severity == "error" { ("error", p.error) } else { ("warning", p.warning) };
@@ -336,7 +333,7 @@ fn human(result: &ScanResult, args: &ScanArgs, p: &Palette) -> String {
         if f.count > f.examples.len().min(5) as u64 && !f.examples.is_empty() {
             let _ = writeln!(out, "   {}={} … {} bad samples in all", p.gutter, p.reset, thousands(f.count));
         }
-        if let Some(cause) = kb.cause(&f.cause).filter(|_| f.severity == "error") {
+        if let Some(cause) = crate::check::causes::cause(&f.cause).filter(|_| f.severity == "error") {
             crate::check::render::help_line(&mut out, p, cause);
         }
     }

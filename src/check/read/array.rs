@@ -146,11 +146,58 @@ impl Unit for ArrayUnit {
             (spec.elements().unwrap_or(0), 0)
         };
         let size = spec.dtype.size as u64;
-        feed_blocks(spec, ctx, stats, elements, |bytes, done| {
-            file.read_exact_at(bytes, self.data_offset + (start_elem + done) * size)
-                .map_err(|e| anyhow::anyhow!("{}: cannot read the array data: {e}", self.path.display()))
-        })?;
+        let start = self.data_offset + start_elem * size;
+        match map_range(&file, start, elements * size) {
+            Some(map) => feed_mapped(spec, ctx, stats, &map, elements),
+            None => feed_blocks(spec, ctx, stats, elements, |bytes, done| {
+                file.read_exact_at(bytes, start + done * size)
+                    .map_err(|e| anyhow::anyhow!("{}: cannot read the array data: {e}", self.path.display()))
+            })?,
+        }
         Ok(UnitEnd { rows: self.rows.1 - self.rows.0, lines: 0 })
+    }
+}
+
+/// Maps `[start, start + len)` of the file read-only, or `None` when the file cannot be
+/// mapped (then it is read with `pread`).
+fn map_range(file: &std::fs::File, start: u64, len: u64) -> Option<(memmap2::Mmap, usize)> {
+    if len == 0 {
+        return None;
+    }
+    let page = 4096u64;
+    let aligned = start / page * page;
+    // SAFETY: the mapping is read-only and private to this unit; a file truncated by
+    // another process while it is read is the one hazard, as with any mmap reader.
+    let map = unsafe {
+        memmap2::MmapOptions::new().offset(aligned).len((start - aligned + len) as usize).map(file)
+    }
+    .ok()?;
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Some((map, (start - aligned) as usize))
+}
+
+/// Feeds a mapped range window by window, releasing each window's pages from this
+/// process once counted, so the resident set stays bounded (the page cache keeps them).
+fn feed_mapped(
+    spec: &ArraySpec,
+    ctx: &ReadCtx,
+    stats: &mut Stats,
+    (map, skip): &(memmap2::Mmap, usize),
+    elements: u64,
+) {
+    const WINDOW_BLOCKS: usize = 16;
+    let size = spec.dtype.size;
+    let mut feeder = Feeder::new(spec);
+    let window = feeder.block_elements() * WINDOW_BLOCKS;
+    let mut done = 0u64;
+    while done < elements {
+        let n = (elements - done).min(window as u64) as usize;
+        let offset = skip + done as usize * size;
+        feeder.feed(stats, ctx.bounds, &map[offset..offset + n * size], done);
+        // SAFETY: the mapping is read-only and file-backed: dropping the pages only
+        // means they are read from the page cache again if touched.
+        let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, n * size) };
+        done += n as u64;
     }
 }
 
