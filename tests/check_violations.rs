@@ -162,3 +162,37 @@ fn unseen_classes_and_gaps_are_warnings() {
         run.secondary()
     );
 }
+
+/// The whole human rendering, as a user sees it (colours off).
+#[test]
+fn human_output_snapshot() {
+    let dir = tempdir();
+    std::fs::write(dir.path().join("labels.csv"), "id,label\n0,1\n1,0\n2,3\n3,2\n4,1\n5,-1\n6,2\n").unwrap();
+    let run = assertscope(dir.path(), &["check", "labels.csv", "--column", "label", "--num-classes", "3"]);
+    assert_eq!(run.code, 1);
+    let expected = "\
+labels.csv: 7 rows, column `label` (int)
+  min -1, max 3; num_classes 3; task classification
+
+   0 │████████████████████                     1  14.3%
+   1 │████████████████████████████████████████ 2  28.6%
+   2 │████████████████████████████████████████ 2  28.6%
+  -1 │████████████████████                     1  14.3%  ← out of range
+   3 │████████████████████                     1  14.3%  ← out of range
+
+error[target-out-of-range]: 1 label is >= num_classes 3 (max 3)
+  --> labels.csv:4
+   = labels.csv:4: row 2: 3
+   = help: Make every label lie in 0..C-1 or equal ignore_index.
+   = note: class target out of range; `assertscope rules target-out-of-range` explains it
+
+error[target-out-of-range]: 1 label is negative (min -1); if -1 marks padding, the loss must skip it: pass --ignore-index -1 and ignore_index=-1 to the loss
+  --> labels.csv:7
+   = labels.csv:7: row 5: -1
+   = help: Make every label lie in 0..C-1 or equal ignore_index.
+   = note: class target out of range; `assertscope rules target-out-of-range` explains it
+
+2 problems found
+";
+    assert_eq!(run.stdout, expected);
+}
