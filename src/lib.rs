@@ -4,6 +4,7 @@
 //! (streaming log parsing into events), [`diagnose`] (events to a [`report::Report`]),
 //! [`render`] (human and JSON output) and [`commands`] (one module per subcommand).
 
+pub mod check;
 pub mod cli;
 pub mod commands;
 pub mod diagnose;

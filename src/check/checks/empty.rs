@@ -1,0 +1,64 @@
+//! Empty files, empty columns and empty sequences.
+//!
+//! Why it matters: an empty file or split gives an empty batch, and reductions over it
+//! (`max()`, `argmax()`, the mean of a loss) fail or return NaN; an empty token sequence
+//! gives an empty tensor to the embedding.
+//! Example: `val.csv` holding only its header row.
+//! Fix: drop empty shards and rows, or fix the export that wrote them.
+
+use super::{count, Context, Finding, Severity};
+use crate::check::read::Layout;
+
+pub fn check(ctx: &Context) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let files = &ctx.outcome.files;
+    let empty: Vec<&str> = ctx
+        .stats
+        .files
+        .iter()
+        .filter(|f| f.rows == 0)
+        .filter_map(|f| files.get(f.file as usize).and_then(|i| i.path.to_str()))
+        .collect();
+    if ctx.stats.value_count() == 0 && ctx.stats.rare.colour_images.is_empty() {
+        let what = if files.len() == 1 {
+            "the file holds no values".to_string()
+        } else {
+            format!("none of the {} files holds a value", files.len())
+        };
+        out.push(Finding::new(
+            "empty",
+            "empty-tensor",
+            Severity::Error,
+            format!("{what}: nothing to train on"),
+        ));
+    } else if !empty.is_empty() && ctx.outcome.column.layout != Layout::Image {
+        let shown: Vec<&str> = empty.iter().take(5).copied().collect();
+        out.push(
+            Finding::new(
+                "empty",
+                "empty-tensor",
+                Severity::Error,
+                format!(
+                    "{} no rows: {}",
+                    count(empty.len() as u64, "file has", "files have"),
+                    shown.join(", ")
+                ),
+            )
+            .value("bad_count", empty.len() as u64)
+            .value("files", empty.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
+        );
+    }
+    let sequences = &ctx.stats.lengths.empty;
+    if !sequences.is_empty() {
+        out.push(
+            Finding::new(
+                "empty",
+                "empty-tensor",
+                Severity::Error,
+                format!("{} no values", count(sequences.count, "row has", "rows have")),
+            )
+            .examples(sequences),
+        );
+    }
+    out
+}

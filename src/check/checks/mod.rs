@@ -1,0 +1,167 @@
+//! The checks, one per file. Each reads the merged stats of a run and says, in one line,
+//! what is wrong, with the first offending positions and the numbers behind it. Causes
+//! and their words come from the knowledge base (`kb/causes.toml`).
+
+mod binary_targets;
+mod colour_masks;
+mod empty;
+mod feature_rows;
+mod float_ids;
+mod inferred_classes;
+mod nan_inf;
+mod negative;
+mod one_based;
+mod out_of_range;
+mod row_shape;
+mod sequence_length;
+mod storage_dtype;
+mod text_values;
+mod unseen_classes;
+
+use super::stats::{Example, Examples, Stats};
+use super::{Bound, CheckOptions, Outcome, Task};
+use crate::report::Confidence;
+use serde_json::{json, Map, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// The data will break training: a diagnosis, and exit status 1.
+    Error,
+    /// Probably wrong, but valid data can look like this.
+    Warning,
+    /// Something worth knowing (an inferred bound, a narrow dtype).
+    Note,
+}
+
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// The check that made it (its file name, with dashes).
+    pub check: &'static str,
+    /// Taxonomy cause id (`kb/causes.toml`).
+    pub cause: &'static str,
+    pub severity: Severity,
+    pub confidence: Confidence,
+    /// One specific line: what was found, with the numbers.
+    pub message: String,
+    pub examples: Vec<Example>,
+    pub values: Map<String, Value>,
+}
+
+impl Finding {
+    fn new(check: &'static str, cause: &'static str, severity: Severity, message: String) -> Finding {
+        let confidence = match severity {
+            Severity::Error => Confidence::High,
+            _ => Confidence::Medium,
+        };
+        Finding { check, cause, severity, confidence, message, examples: Vec::new(), values: Map::new() }
+    }
+
+    fn examples(mut self, ex: &Examples) -> Finding {
+        self.examples = ex.first.clone();
+        self.values.insert("bad_count".into(), json!(ex.count));
+        self
+    }
+
+    fn value(mut self, key: &str, value: impl Into<Value>) -> Finding {
+        self.values.insert(key.to_string(), value.into());
+        self
+    }
+
+    fn confidence(mut self, c: Confidence) -> Finding {
+        self.confidence = c;
+        self
+    }
+}
+
+/// What every check may look at.
+pub struct Context<'a> {
+    pub outcome: &'a Outcome,
+    pub stats: &'a Stats,
+    pub task: Task,
+    pub bound: Option<&'a Bound>,
+    pub opts: &'a CheckOptions,
+}
+
+impl Context<'_> {
+    /// The cause of an id past the bound: a class target, or an embedding index.
+    fn id_cause(&self) -> &'static str {
+        match self.task {
+            Task::Tokens => "embedding-index-out-of-range",
+            _ => "target-out-of-range",
+        }
+    }
+
+    /// What the values are, in a message ("labels", "token ids", "mask pixels").
+    fn noun(&self) -> &'static str {
+        match self.task {
+            Task::Tokens => "token ids",
+            Task::Segmentation => "mask pixels",
+            _ => "labels",
+        }
+    }
+
+    fn min_max(&self) -> Option<(i64, i64)> {
+        self.stats.int_range()
+    }
+
+    /// Min and max into a finding's values.
+    fn with_range(&self, f: Finding) -> Finding {
+        match self.min_max() {
+            Some((min, max)) => f.value("min", min).value("max", max),
+            None => f,
+        }
+    }
+}
+
+/// Runs every check, errors first.
+pub fn run(outcome: &Outcome, opts: &CheckOptions) -> Vec<Finding> {
+    let ctx =
+        Context { outcome, stats: &outcome.stats, task: outcome.task, bound: outcome.bound.as_ref(), opts };
+    let checks: [fn(&Context) -> Vec<Finding>; 15] = [
+        empty::check,
+        out_of_range::check,
+        negative::check,
+        binary_targets::check,
+        row_shape::check,
+        colour_masks::check,
+        text_values::check,
+        float_ids::check,
+        nan_inf::check,
+        sequence_length::check,
+        feature_rows::check,
+        one_based::check,
+        unseen_classes::check,
+        inferred_classes::check,
+        storage_dtype::check,
+    ];
+    let mut findings: Vec<Finding> = checks.iter().flat_map(|c| c(&ctx)).collect();
+    findings.sort_by_key(|f| f.severity);
+    findings
+}
+
+/// "1,234,567"
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// "1 label" / "3 labels"
+fn count(n: u64, singular: &str, plural: &str) -> String {
+    format!("{} {}", thousands(n), if n == 1 { singular } else { plural })
+}
+
+/// The first few values of a list, "3, 7, 9, … (12 in all)".
+fn some_values(values: &[i64], shown: usize) -> String {
+    let mut s = values.iter().take(shown).map(|v| v.to_string()).collect::<Vec<_>>().join(", ");
+    if values.len() > shown {
+        s.push_str(&format!(", … ({} in all)", values.len()));
+    }
+    s
+}

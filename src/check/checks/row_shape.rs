@@ -1,0 +1,100 @@
+//! One-hot or multi-hot rows, and `[N, 1]` columns, where class indices are expected.
+//!
+//! Why it matters: cross_entropy takes a 1-D tensor of class indices; an integer one-hot
+//! matrix is read as class probabilities (which must be float) and `[N, 1]` as a
+//! multi-target, and both fail before or inside the kernel.
+//! Example: `y.npy` of shape `[50000, 10]` holding one 1 per row.
+//! Fix: `y.argmax(1)` for one-hot rows, `y.squeeze(1)` for `[N, 1]`; multi-hot rows are
+//! multilabel data for `BCEWithLogitsLoss` (`--task multilabel`).
+
+use super::{count, Context, Finding, Severity};
+use crate::check::read::Layout;
+use crate::check::Task;
+use crate::report::Confidence;
+
+pub fn check(ctx: &Context) -> Vec<Finding> {
+    let layout = ctx.outcome.column.layout;
+    let p = &ctx.stats.patterns;
+    match ctx.task {
+        Task::Classification | Task::Binary => {}
+        Task::Multilabel => return multilabel_width(ctx),
+        _ => return Vec::new(),
+    }
+    let Layout::Rows(width) = layout else { return Vec::new() };
+    if width == Some(1) {
+        return vec![Finding::new(
+            "row-shape",
+            "target-shape",
+            Severity::Error,
+            format!(
+                "targets have shape {}: class-index targets must be 1-D ([N]); squeeze the last dimension",
+                shape(ctx)
+            ),
+        )
+        .confidence(Confidence::Medium)];
+    }
+    let rows = ctx.stats.lengths.rows.max(p.rows);
+    if rows == 0 {
+        return Vec::new();
+    }
+    let finding = if p.binary == p.rows && p.multi_hot.is_empty() && !p.one_hot.is_empty() {
+        Finding::new(
+            "row-shape",
+            "target-shape",
+            Severity::Error,
+            format!(
+                "every row is a one-hot vector (shape {}), not a class index: use y.argmax(1)",
+                shape(ctx)
+            ),
+        )
+        .examples(&p.one_hot)
+    } else if p.binary == p.rows && !p.multi_hot.is_empty() {
+        Finding::new(
+            "row-shape",
+            "target-shape",
+            Severity::Error,
+            format!(
+                "rows are multi-hot ({} with several 1s): this is multilabel data; use --task multilabel and BCEWithLogitsLoss",
+                count(p.multi_hot.count, "row", "rows")
+            ),
+        )
+        .examples(&p.multi_hot)
+    } else {
+        Finding::new(
+            "row-shape",
+            "target-shape",
+            Severity::Error,
+            format!(
+                "each row holds several values (shape {}), but class-index targets have one per row",
+                shape(ctx)
+            ),
+        )
+        .confidence(Confidence::Medium)
+    };
+    vec![finding.value("rows", rows)]
+}
+
+/// Multi-hot rows must be as wide as the number of classes.
+fn multilabel_width(ctx: &Context) -> Vec<Finding> {
+    match (ctx.outcome.column.layout, ctx.opts.num_classes) {
+        (Layout::Rows(Some(w)), Some(c)) if w as i64 != c => vec![Finding::new(
+            "row-shape",
+            "target-shape",
+            Severity::Error,
+            format!("multi-hot rows have {w} columns but num_classes is {c}"),
+        )
+        .value("width", w)
+        .value("bound", c)],
+        _ => Vec::new(),
+    }
+}
+
+fn shape(ctx: &Context) -> String {
+    match &ctx.outcome.column.shape {
+        Some(s) => format!("{s:?}"),
+        None => match ctx.outcome.column.layout {
+            Layout::Rows(Some(w)) => format!("[N, {w}]"),
+            _ => "[N, *]".to_string(),
+        },
+    }
+}

@@ -1,0 +1,30 @@
+//! Integer ids stored narrower than int64.
+//!
+//! Why it matters: `torch.from_numpy` keeps the dtype, and cross_entropy / nll_loss want
+//! int64 targets (`expected scalar type Long but found Int`); embeddings take int32 or
+//! int64, but not uint8/int16.
+//! Example: `y.npy` saved as int32.
+//! Fix: `.long()` where the dataset builds targets, or save as int64.
+
+use super::{Context, Finding, Severity};
+use crate::check::Task;
+
+pub fn check(ctx: &Context) -> Vec<Finding> {
+    let dtype = ctx.outcome.column.dtype.as_str();
+    let narrow = matches!(dtype, "int8" | "int16" | "int32" | "uint16" | "uint32" | "uint64");
+    let applies = match ctx.task {
+        Task::Classification => narrow || dtype == "uint8",
+        Task::Tokens => narrow && dtype != "int32",
+        _ => false,
+    };
+    if !applies {
+        return Vec::new();
+    }
+    vec![Finding::new(
+        "storage-dtype",
+        "target-dtype",
+        Severity::Note,
+        format!("{} are stored as {dtype}: convert them with .long() before the loss", ctx.noun()),
+    )
+    .value("dtype", dtype)]
+}

@@ -1,0 +1,189 @@
+//! Turns the paths, globs and directories on the command line into an ordered list of
+//! data files, each with its format.
+
+use anyhow::{bail, Context};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Comma-separated values (header optional)
+    Csv,
+    /// Tab-separated values
+    Tsv,
+    /// One label per line
+    Text,
+    /// JSON Lines: one JSON value or object per line
+    Jsonl,
+    Parquet,
+    /// Arrow IPC file or stream (Hugging Face datasets cache files)
+    Arrow,
+    Npy,
+    Npz,
+    Safetensors,
+    /// PNG segmentation masks (8/16-bit grey or palette)
+    Png,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Csv => "CSV",
+            Format::Tsv => "TSV",
+            Format::Text => "text",
+            Format::Jsonl => "JSON Lines",
+            Format::Parquet => "Parquet",
+            Format::Arrow => "Arrow IPC",
+            Format::Npy => "NPY",
+            Format::Npz => "NPZ",
+            Format::Safetensors => "safetensors",
+            Format::Png => "PNG",
+        }
+    }
+
+    /// The format a file name implies, if its extension is a known one.
+    pub fn from_extension(path: &Path) -> Option<Format> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        Some(match ext.as_str() {
+            "csv" => Format::Csv,
+            "tsv" | "tab" => Format::Tsv,
+            "txt" | "labels" | "lst" => Format::Text,
+            "jsonl" | "ndjson" => Format::Jsonl,
+            "parquet" | "pq" => Format::Parquet,
+            "arrow" | "feather" | "ipc" | "arrows" => Format::Arrow,
+            "npy" => Format::Npy,
+            "npz" => Format::Npz,
+            "safetensors" => Format::Safetensors,
+            "png" => Format::Png,
+            _ => return None,
+        })
+    }
+
+    /// The format the first bytes of a file reveal, for files without a known extension.
+    pub fn sniff(head: &[u8]) -> Option<Format> {
+        Some(if head.starts_with(b"PAR1") {
+            Format::Parquet
+        } else if head.starts_with(b"ARROW1") || head.starts_with(&[0xff, 0xff, 0xff, 0xff]) {
+            Format::Arrow
+        } else if head.starts_with(b"\x93NUMPY") {
+            Format::Npy
+        } else if head.starts_with(b"PK\x03\x04") {
+            Format::Npz
+        } else if head.starts_with(b"\x89PNG\r\n\x1a\n") {
+            Format::Png
+        } else {
+            return None;
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct InputFile {
+    pub path: PathBuf,
+    pub format: Format,
+}
+
+impl InputFile {
+    pub fn display(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+/// Expands every argument (a file, a directory of shards, or a glob) in order.
+pub fn resolve(args: &[String], forced: Option<Format>) -> anyhow::Result<Vec<InputFile>> {
+    if args.is_empty() {
+        bail!("no input: name a data file, a directory or a glob");
+    }
+    let mut files = Vec::new();
+    for arg in args {
+        let path = Path::new(arg);
+        if path.is_dir() {
+            files.extend(directory(path, forced)?);
+        } else if path.exists() {
+            files.push(InputFile { path: path.to_path_buf(), format: format_of(path, forced)? });
+        } else if arg.contains(['*', '?', '[']) {
+            files.extend(glob(arg, forced)?);
+        } else {
+            bail!("{arg}: no such file or directory");
+        }
+    }
+    Ok(files)
+}
+
+fn glob(pattern: &str, forced: Option<Format>) -> anyhow::Result<Vec<InputFile>> {
+    let paths = glob::glob(pattern).with_context(|| format!("{pattern}: not a valid glob"))?;
+    let mut found = Vec::new();
+    for entry in paths {
+        let path = entry.with_context(|| format!("{pattern}: reading a matching path"))?;
+        if path.is_file() {
+            found.push(InputFile { format: format_of(&path, forced)?, path });
+        }
+    }
+    if found.is_empty() {
+        bail!("{pattern}: no file matches this glob");
+    }
+    Ok(found)
+}
+
+/// Every data file under a directory, sorted by path; the files must share one format.
+fn directory(dir: &Path, forced: Option<Format>) -> anyhow::Result<Vec<InputFile>> {
+    let mut paths = Vec::new();
+    walk(dir, &mut paths).with_context(|| format!("{}: reading the directory", dir.display()))?;
+    paths.sort();
+    let files: Vec<InputFile> = paths
+        .into_iter()
+        .filter_map(|path| {
+            let format = forced.or_else(|| Format::from_extension(&path))?;
+            Some(InputFile { path, format })
+        })
+        .collect();
+    let Some(first) = files.first() else {
+        bail!("{}: the directory holds no data file of a known format", dir.display());
+    };
+    let format = first.format;
+    if let Some(other) = files.iter().find(|f| f.format != format) {
+        // A Hugging Face `save_to_disk` directory keeps JSON metadata beside its Arrow
+        // shards; mixed data formats are ambiguous, though.
+        bail!(
+            "{}: the directory mixes {} files ({}) and {} files ({}); name the files to check",
+            dir.display(),
+            format.name(),
+            first.path.display(),
+            other.format.name(),
+            other.path.display()
+        );
+    }
+    Ok(files)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            walk(&path, out)?;
+        } else if path.is_file() {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn format_of(path: &Path, forced: Option<Format>) -> anyhow::Result<Format> {
+    if let Some(f) = forced.or_else(|| Format::from_extension(path)) {
+        return Ok(f);
+    }
+    let mut head = [0u8; 8];
+    let n = {
+        use std::io::Read;
+        let mut file =
+            std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+        file.read(&mut head).with_context(|| format!("{}: cannot read", path.display()))?
+    };
+    Format::sniff(&head[..n]).ok_or_else(|| {
+        anyhow::anyhow!("{}: unknown file format; name it with --format (csv, tsv, text, jsonl, parquet, arrow, npy, npz, safetensors, png)", path.display())
+    })
+}

@@ -1,0 +1,300 @@
+//! Arrow arrays (from Parquet and Arrow IPC files) into the stats: integer, float and
+//! boolean columns, text columns, dictionaries, lists (token ids, one-hot rows) and
+//! struct fields named by a dotted path.
+
+use super::{pick_name, ColumnInfo, ReadOptions, UnitEnd};
+use crate::check::input::InputFile;
+use crate::check::stats::{Bounds, Pos, Stats};
+use anyhow::bail;
+use arrow_array::cast::AsArray;
+use arrow_array::types::*;
+use arrow_array::RecordBatch;
+use arrow_array::{Array, ArrayRef, OffsetSizeTrait};
+use arrow_schema::ArrowError;
+use arrow_schema::{DataType, Field, Schema};
+
+/// Feeds one column of a record batch whose first row is row `base` of the unit.
+pub fn push(
+    stats: &mut Stats,
+    bounds: &Bounds,
+    array: &ArrayRef,
+    nested: &[String],
+    base: u64,
+) -> anyhow::Result<()> {
+    let array = descend(array, nested)?;
+    let at = |i: usize| Pos::row(base + i as u64);
+    match array.data_type() {
+        DataType::List(_) => list(stats, bounds, array.as_list::<i32>(), base),
+        DataType::LargeList(_) => list(stats, bounds, array.as_list::<i64>(), base),
+        DataType::FixedSizeList(_, width) => {
+            let l = array.as_fixed_size_list();
+            let w = *width as usize;
+            let offsets: Vec<usize> = (0..=l.len()).map(|i| i * w).collect();
+            rows(stats, bounds, l.values(), &offsets, l.nulls(), base)
+        }
+        _ => flat(stats, bounds, &array, &at),
+    }
+}
+
+/// Follows a dotted path into struct columns.
+fn descend(array: &ArrayRef, nested: &[String]) -> anyhow::Result<ArrayRef> {
+    let mut current = array.clone();
+    for key in nested {
+        let DataType::Struct(fields) = current.data_type() else {
+            bail!(
+                "the column is {}, not a struct, so it has no field `{key}`",
+                type_name(current.data_type())
+            );
+        };
+        let Some((index, _)) = fields.find(key) else {
+            let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
+            bail!("no struct field `{key}`; the struct has: {}", names.join(", "));
+        };
+        current = current.as_struct().column(index).clone();
+    }
+    Ok(current)
+}
+
+/// Values with one row each.
+fn flat(
+    stats: &mut Stats,
+    bounds: &Bounds,
+    array: &ArrayRef,
+    at: &dyn Fn(usize) -> Pos,
+) -> anyhow::Result<()> {
+    macro_rules! primitive {
+        ($t:ty, $method:ident) => {{
+            let a = array.as_primitive::<$t>();
+            match a.nulls().filter(|n| n.null_count() > 0) {
+                None => stats.$method(a.values(), bounds, at),
+                Some(nulls) => {
+                    for (i, &v) in a.values().iter().enumerate() {
+                        if nulls.is_null(i) {
+                            stats.null(at(i));
+                        } else {
+                            stats.$method(&[v], bounds, |_| at(i));
+                        }
+                    }
+                }
+            }
+        }};
+    }
+    match array.data_type() {
+        DataType::Int8 => primitive!(Int8Type, ints),
+        DataType::Int16 => primitive!(Int16Type, ints),
+        DataType::Int32 => primitive!(Int32Type, ints),
+        DataType::Int64 => primitive!(Int64Type, ints),
+        DataType::UInt8 => primitive!(UInt8Type, ints),
+        DataType::UInt16 => primitive!(UInt16Type, ints),
+        DataType::UInt32 => primitive!(UInt32Type, ints),
+        DataType::UInt64 => primitive!(UInt64Type, ints),
+        DataType::Float32 => primitive!(Float32Type, floats),
+        DataType::Float64 => primitive!(Float64Type, floats),
+        DataType::Float16 | DataType::Dictionary(_, _) => {
+            let target = match array.data_type() {
+                DataType::Dictionary(_, value) => value.as_ref().clone(),
+                _ => DataType::Float32,
+            };
+            let cast = arrow_cast::cast(array, &target)?;
+            flat(stats, bounds, &cast, at)?;
+        }
+        DataType::Boolean => {
+            let a = array.as_boolean();
+            for i in 0..a.len() {
+                if a.is_null(i) {
+                    stats.null(at(i));
+                } else {
+                    stats.int(a.value(i) as i64, bounds, || at(i));
+                }
+            }
+        }
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+            let cast = arrow_cast::cast(array, &DataType::Utf8)?;
+            let a = cast.as_string::<i32>();
+            for i in 0..a.len() {
+                if a.is_null(i) {
+                    stats.null(at(i));
+                } else {
+                    stats.text(a.value(i).as_bytes(), at(i));
+                }
+            }
+        }
+        DataType::Null => (0..array.len()).for_each(|i| stats.null(at(i))),
+        other => bail!(
+            "unsupported column type {}: check reads numbers, text and lists of numbers",
+            type_name(other)
+        ),
+    }
+    Ok(())
+}
+
+fn list<O: OffsetSizeTrait>(
+    stats: &mut Stats,
+    bounds: &Bounds,
+    l: &arrow_array::GenericListArray<O>,
+    base: u64,
+) -> anyhow::Result<()> {
+    let offsets: Vec<usize> = l.value_offsets().iter().map(|o| o.as_usize()).collect();
+    rows(stats, bounds, l.values(), &offsets, l.nulls(), base)
+}
+
+/// Rows of several values: `values[offsets[r]..offsets[r + 1]]` is row `r`.
+fn rows(
+    stats: &mut Stats,
+    bounds: &Bounds,
+    values: &ArrayRef,
+    offsets: &[usize],
+    nulls: Option<&arrow_buffer::NullBuffer>,
+    base: u64,
+) -> anyhow::Result<()> {
+    let values = match values.data_type() {
+        DataType::Float16 => arrow_cast::cast(values, &DataType::Float32)?,
+        DataType::Boolean => arrow_cast::cast(values, &DataType::UInt8)?,
+        DataType::Dictionary(_, v) => arrow_cast::cast(values, v)?,
+        _ => values.clone(),
+    };
+    macro_rules! each_row {
+        ($t:ty, $method:ident) => {{
+            let vals = values.as_primitive::<$t>();
+            let child_nulls = vals.nulls().filter(|n| n.null_count() > 0);
+            let raw = vals.values();
+            for r in 0..offsets.len().saturating_sub(1) {
+                let row = base + r as u64;
+                if nulls.is_some_and(|n| n.is_null(r)) {
+                    stats.null(Pos::row(row));
+                    continue;
+                }
+                let (s, e) = (offsets[r], offsets[r + 1]);
+                let slice = &raw[s..e];
+                stats.row_length(slice.len() as u64, bounds, Pos::row(row));
+                match child_nulls {
+                    None => stats.$method(slice, bounds, |i| Pos::at(row, i as u64)),
+                    Some(cn) => {
+                        for (i, v) in slice.iter().enumerate() {
+                            if cn.is_null(s + i) {
+                                stats.null(Pos::at(row, i as u64));
+                            } else {
+                                stats.$method(std::slice::from_ref(v), bounds, |_| Pos::at(row, i as u64));
+                            }
+                        }
+                    }
+                }
+                if bounds.row_patterns && slice.len() > 1 {
+                    stats.row_pattern(slice, Pos::row(row));
+                }
+            }
+        }};
+    }
+    match values.data_type() {
+        DataType::Int8 => each_row!(Int8Type, ints),
+        DataType::Int16 => each_row!(Int16Type, ints),
+        DataType::Int32 => each_row!(Int32Type, ints),
+        DataType::Int64 => each_row!(Int64Type, ints),
+        DataType::UInt8 => each_row!(UInt8Type, ints),
+        DataType::UInt16 => each_row!(UInt16Type, ints),
+        DataType::UInt32 => each_row!(UInt32Type, ints),
+        DataType::UInt64 => each_row!(UInt64Type, ints),
+        DataType::Float32 => each_row!(Float32Type, floats),
+        DataType::Float64 => each_row!(Float64Type, floats),
+        other => bail!("unsupported list element type {}: check reads lists of numbers", type_name(other)),
+    }
+    Ok(())
+}
+
+/// A short, NumPy-like name for an Arrow type.
+pub fn type_name(t: &DataType) -> String {
+    match t {
+        DataType::Int8 => "int8".into(),
+        DataType::Int16 => "int16".into(),
+        DataType::Int32 => "int32".into(),
+        DataType::Int64 => "int64".into(),
+        DataType::UInt8 => "uint8".into(),
+        DataType::UInt16 => "uint16".into(),
+        DataType::UInt32 => "uint32".into(),
+        DataType::UInt64 => "uint64".into(),
+        DataType::Float16 => "float16".into(),
+        DataType::Float32 => "float32".into(),
+        DataType::Float64 => "float64".into(),
+        DataType::Boolean => "bool".into(),
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "text".into(),
+        DataType::List(f) | DataType::LargeList(f) => format!("list<{}>", type_name(f.data_type())),
+        DataType::FixedSizeList(f, n) => format!("list<{}>[{n}]", type_name(f.data_type())),
+        DataType::Dictionary(_, v) => type_name(v),
+        other => other.to_string(),
+    }
+}
+
+/// The type at a dotted path below a top-level field.
+pub fn nested_type(field: &Field, nested: &[String]) -> DataType {
+    let mut t = field.data_type().clone();
+    for key in nested {
+        let DataType::Struct(fields) = &t else { break };
+        match fields.find(key) {
+            Some((_, f)) => t = f.data_type().clone(),
+            None => break,
+        }
+    }
+    t
+}
+
+/// The layout of values of this type.
+pub fn layout(t: &DataType) -> crate::check::read::Layout {
+    use crate::check::read::Layout;
+    match t {
+        DataType::List(_) | DataType::LargeList(_) => Layout::Rows(None),
+        DataType::FixedSizeList(_, n) => Layout::Rows(Some(*n as u64)),
+        _ => Layout::Scalar,
+    }
+}
+
+/// The number of classes a Hugging Face `ClassLabel` feature declares in the schema
+/// metadata (`huggingface` key), for the column `name`.
+pub fn declared_classes(schema: &Schema, name: &str) -> Option<i64> {
+    let meta = schema.metadata().get("huggingface")?;
+    let info: serde_json::Value = serde_json::from_str(meta).ok()?;
+    let feature = info.get("info")?.get("features")?.get(name)?;
+    let class_label = |f: &serde_json::Value| {
+        (f.get("_type")?.as_str()? == "ClassLabel")
+            .then(|| f.get("names")?.as_array().map(|n| n.len() as i64))?
+    };
+    class_label(feature).or_else(|| class_label(feature.get("feature")?))
+}
+
+/// The column `--column` names (`root` or `root.field.field`) in a schema.
+pub struct Resolved {
+    pub column: ColumnInfo,
+    pub root_index: usize,
+    pub nested: Vec<String>,
+}
+
+pub fn resolve_column(file: &InputFile, schema: &Schema, opts: &ReadOptions) -> anyhow::Result<Resolved> {
+    let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    let path: Vec<String> =
+        opts.column.as_deref().map(|c| c.split('.').map(str::to_string).collect()).unwrap_or_default();
+    let root = pick_name(file, "column", path.first().map(String::as_str), &names)?.to_string();
+    let root_index = names.iter().position(|n| *n == root).expect("picked from the names");
+    let nested: Vec<String> = path.iter().skip(1).cloned().collect();
+    let data_type = nested_type(schema.field(root_index), &nested);
+    let shown =
+        std::iter::once(root.as_str()).chain(nested.iter().map(String::as_str)).collect::<Vec<_>>().join(".");
+    let mut column = ColumnInfo::new(Some(shown), type_name(&data_type), layout(&data_type));
+    column.declared_classes = declared_classes(schema, &root);
+    Ok(Resolved { column, root_index, nested })
+}
+
+/// Feeds the first column of every batch, numbering rows from the first batch.
+pub fn push_batches(
+    stats: &mut Stats,
+    bounds: &Bounds,
+    batches: impl Iterator<Item = Result<RecordBatch, ArrowError>>,
+    nested: &[String],
+    shown: &dyn std::fmt::Display,
+) -> anyhow::Result<UnitEnd> {
+    let mut rows = 0u64;
+    for batch in batches {
+        let batch = batch.map_err(|e| anyhow::anyhow!("{shown}: cannot decode row {rows} onwards: {e}"))?;
+        push(stats, bounds, batch.column(0), nested, rows).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
+        rows += batch.num_rows() as u64;
+    }
+    Ok(UnitEnd { rows, lines: 0 })
+}

@@ -1,0 +1,337 @@
+//! CSV, TSV and one-label-per-line text. Unquoted files are split into byte ranges and
+//! read in parallel by a hand-written field scanner; a file with quotes (or a malformed
+//! row, for its exact position) is read sequentially with the `csv` crate.
+
+use super::lines::{first_line, for_each_line, split};
+use super::{list_names, ColumnInfo};
+use super::{open, FilePlan, Header, Layout, NeedsSequential, ReadCtx, ReadOptions, Unit, UnitEnd};
+use crate::check::input::{Format, InputFile};
+use crate::check::stats::{Bounds, Pos, Stats};
+use anyhow::bail;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// How to find the label field in a line.
+#[derive(Debug, Clone)]
+struct Fields {
+    /// `None` for plain text: the whole line is the value.
+    delimiter: Option<u8>,
+    /// 0-based index of the column.
+    index: usize,
+    /// The column as the user knows it (header name or index), for messages.
+    label: String,
+    header: bool,
+}
+
+pub fn plan(file: &InputFile, opts: &ReadOptions) -> anyhow::Result<FilePlan> {
+    let fields = Arc::new(resolve_fields(file, opts)?);
+    let f = open(file)?;
+    let len = f.metadata()?.len();
+    let name = fields.header.then(|| fields.label.clone()).or_else(|| Some(fields.label.clone()));
+    let column = ColumnInfo::new(name, "", Layout::Scalar);
+    let path = Arc::new(file.path.clone());
+    let ranges = split(0, len, opts.parallelism);
+    let units: Vec<Box<dyn Unit>> = ranges
+        .into_iter()
+        .map(|(start, end)| {
+            Box::new(RangeUnit { path: path.clone(), fields: fields.clone(), start, end }) as Box<dyn Unit>
+        })
+        .collect();
+    let sequential = Box::new(QuotedUnit { path: path.clone(), fields: fields.clone() });
+    Ok(FilePlan { column, units, sequential: Some(sequential) })
+}
+
+pub fn count_rows(file: &InputFile, opts: &ReadOptions) -> anyhow::Result<u64> {
+    let f = open(file)?;
+    let delimiter = delimiter(file.format, opts);
+    let first = first_line(&f, 1 << 20)?;
+    let header = match opts.header {
+        Header::Yes => true,
+        Header::No => false,
+        Header::Auto => split_record(&first, delimiter)?.iter().any(|f| !looks_numeric(f)),
+    };
+    let len = f.metadata()?.len();
+    let mut rows = 0u64;
+    let mut first_seen = false;
+    for_each_line::<std::io::Error>(
+        &f,
+        0,
+        len,
+        |_| Ok(()),
+        |line| {
+            if !first_seen {
+                first_seen = true;
+                if header {
+                    return Ok(());
+                }
+            }
+            if !line.is_empty() {
+                rows += 1;
+            }
+            Ok(())
+        },
+    )?;
+    Ok(rows)
+}
+
+fn delimiter(format: Format, opts: &ReadOptions) -> Option<u8> {
+    opts.delimiter.or(match format {
+        Format::Tsv => Some(b'\t'),
+        Format::Text => None,
+        _ => Some(b','),
+    })
+}
+
+/// Reads the first line to decide on the header and to find the column.
+fn resolve_fields(file: &InputFile, opts: &ReadOptions) -> anyhow::Result<Fields> {
+    let f = open(file)?;
+    let delimiter = delimiter(file.format, opts);
+    let first =
+        first_line(&f, 1 << 20).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", file.display()))?;
+    let names = split_record(&first, delimiter)?;
+    let header = match opts.header {
+        Header::Yes => true,
+        Header::No => false,
+        Header::Auto => match &opts.column {
+            Some(c) if c.parse::<usize>().is_err() => true,
+            _ => names.iter().any(|f| !looks_numeric(f)),
+        },
+    };
+    let index = match (&opts.column, header) {
+        (None, _) if names.len() <= 1 => 0,
+        (None, true) => {
+            bail!("{}: pick a column with --column; the file has: {}", file.display(), list_names(&names))
+        }
+        (None, false) => bail!(
+            "{}: pick a column with --column (a 0-based index: the file has {} columns and no header)",
+            file.display(),
+            names.len()
+        ),
+        (Some(c), true) => match names.iter().position(|n| n == c) {
+            Some(i) => i,
+            None => match c.parse::<usize>() {
+                Ok(i) if i < names.len() => i,
+                _ => bail!("{}: no column `{c}`; the columns are: {}", file.display(), list_names(&names)),
+            },
+        },
+        (Some(c), false) => match c.parse::<usize>() {
+            Ok(i) if i < names.len().max(1) => i,
+            Ok(i) => bail!(
+                "{}: no column {i}: the first row has {} columns (indices start at 0)",
+                file.display(),
+                names.len()
+            ),
+            Err(_) => bail!(
+                "{}: no header row, so name the column by its 0-based index (the file has {} columns)",
+                file.display(),
+                names.len()
+            ),
+        },
+    };
+    let label = if header { names.get(index).cloned().unwrap_or_default() } else { index.to_string() };
+    Ok(Fields { delimiter, index, label, header })
+}
+
+fn split_record(line: &[u8], delimiter: Option<u8>) -> anyhow::Result<Vec<String>> {
+    let Some(d) = delimiter else {
+        return Ok(vec![String::from_utf8_lossy(line).trim().to_string()]);
+    };
+    let mut reader =
+        ::csv::ReaderBuilder::new().delimiter(d).has_headers(false).flexible(true).from_reader(line);
+    let mut record = ::csv::ByteRecord::new();
+    reader.read_byte_record(&mut record)?;
+    Ok(record.iter().map(|f| String::from_utf8_lossy(f).trim().to_string()).collect())
+}
+
+fn looks_numeric(field: &str) -> bool {
+    field.is_empty() || field.parse::<f64>().is_ok()
+}
+
+/// A byte range of an unquoted file.
+struct RangeUnit {
+    path: Arc<PathBuf>,
+    fields: Arc<Fields>,
+    start: u64,
+    end: u64,
+}
+
+impl Unit for RangeUnit {
+    fn read(&self, ctx: &ReadCtx, stats: &mut Stats) -> anyhow::Result<UnitEnd> {
+        let file = std::fs::File::open(&*self.path)?;
+        let fields = &*self.fields;
+        let bounds = ctx.bounds;
+        let mut rows = 0u64;
+        let mut lines = 0u64;
+        let quotes_matter = fields.delimiter.is_some();
+        let mut skip_header = fields.header && self.start == 0;
+        let outcome = for_each_line::<anyhow::Error>(
+            &file,
+            self.start,
+            self.end,
+            |bytes| {
+                if quotes_matter && memchr::memchr(b'"', bytes).is_some() {
+                    return Err(NeedsSequential.into());
+                }
+                Ok(())
+            },
+            |line| {
+                lines += 1;
+                if skip_header {
+                    skip_header = false;
+                    return Ok(());
+                }
+                if line.is_empty() {
+                    return Ok(());
+                }
+                let Some(field) = field_of(line, fields) else {
+                    return Err(NeedsSequential.into());
+                };
+                let (row, line_no) = (rows, lines);
+                value(stats, bounds, field, || Pos { row, line: Some(line_no), pos: None });
+                rows += 1;
+                Ok(())
+            },
+        );
+        outcome?;
+        Ok(UnitEnd { rows, lines })
+    }
+}
+
+#[inline]
+fn field_of<'a>(line: &'a [u8], fields: &Fields) -> Option<&'a [u8]> {
+    let Some(d) = fields.delimiter else { return Some(line) };
+    let mut rest = line;
+    for _ in 0..fields.index {
+        let i = memchr::memchr(d, rest)?;
+        rest = &rest[i + 1..];
+    }
+    let end = memchr::memchr(d, rest).unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+/// One field's value into the stats.
+#[inline]
+fn value(stats: &mut Stats, bounds: &Bounds, field: &[u8], at: impl FnOnce() -> Pos) {
+    match parse_int(field) {
+        Some(v) => stats.int(v, bounds, at),
+        None => unusual_value(stats, bounds, field, at()),
+    }
+}
+
+#[cold]
+fn unusual_value(stats: &mut Stats, bounds: &Bounds, field: &[u8], at: Pos) {
+    let trimmed = field.trim_ascii();
+    if trimmed.is_empty() {
+        return stats.null(at);
+    }
+    if let Some(v) = parse_int(trimmed) {
+        return stats.int(v, bounds, || at);
+    }
+    match std::str::from_utf8(trimmed).ok().and_then(|s| s.parse::<f64>().ok()) {
+        Some(v) => stats.float(v, bounds, || at),
+        None if is_null_word(trimmed) => stats.null(at),
+        None => stats.text(trimmed, at),
+    }
+}
+
+fn is_null_word(s: &[u8]) -> bool {
+    matches!(s, b"NA" | b"N/A" | b"null" | b"NULL" | b"None" | b"nan" | b"NaN")
+}
+
+/// A plain decimal integer (no spaces, at most 18 digits).
+#[inline]
+pub fn parse_int(b: &[u8]) -> Option<i64> {
+    let (neg, digits) = match b.first()? {
+        b'-' => (true, &b[1..]),
+        b'+' => (false, &b[1..]),
+        _ => (false, b),
+    };
+    if digits.is_empty() || digits.len() > 18 {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &c in digits {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + d as i64;
+    }
+    Some(if neg { -v } else { v })
+}
+
+/// The whole file, read sequentially by the `csv` crate (quoted fields, fields spanning
+/// lines), with exact row and line numbers for errors.
+struct QuotedUnit {
+    path: Arc<PathBuf>,
+    fields: Arc<Fields>,
+}
+
+impl Unit for QuotedUnit {
+    fn read(&self, ctx: &ReadCtx, stats: &mut Stats) -> anyhow::Result<UnitEnd> {
+        let file = std::fs::File::open(&*self.path)?;
+        let fields = &*self.fields;
+        let name = self.path.display();
+        let Some(delimiter) = fields.delimiter else {
+            // Text files have no quoting: the range reader is exact on a single range.
+            let len = file.metadata()?.len();
+            let unit = RangeUnit { path: self.path.clone(), fields: self.fields.clone(), start: 0, end: len };
+            return unit.read(ctx, stats);
+        };
+        let reader = std::io::BufReader::with_capacity(1 << 20, file);
+        let mut csv = ::csv::ReaderBuilder::new()
+            .delimiter(delimiter)
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(reader);
+        let mut record = ::csv::ByteRecord::new();
+        let mut rows = 0u64;
+        let mut first = true;
+        loop {
+            let more = csv.read_byte_record(&mut record).map_err(|e| match e.position() {
+                Some(p) => anyhow::anyhow!("{name}:{}: malformed CSV: {e}", p.line()),
+                None => anyhow::anyhow!("{name}: malformed CSV: {e}"),
+            })?;
+            if !more {
+                break;
+            }
+            let line = record.position().map(|p| p.line()).unwrap_or(0);
+            if std::mem::take(&mut first) && fields.header {
+                continue;
+            }
+            if record.len() == 1 && record[0].is_empty() {
+                continue;
+            }
+            let Some(field) = record.get(fields.index) else {
+                bail!(
+                    "{name}:{line}: malformed row {rows} (line {line}): it has {} field{}, but column `{}` is field {}",
+                    record.len(),
+                    if record.len() == 1 { "" } else { "s" },
+                    fields.label,
+                    fields.index + 1
+                );
+            };
+            value(stats, ctx.bounds, field, || Pos { row: rows, line: Some(line), pos: None });
+            rows += 1;
+        }
+        let lines = csv.position().line().saturating_sub(1);
+        Ok(UnitEnd { rows, lines })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_int;
+
+    #[test]
+    fn parses_plain_integers_only() {
+        assert_eq!(parse_int(b"42"), Some(42));
+        assert_eq!(parse_int(b"-100"), Some(-100));
+        assert_eq!(parse_int(b"+7"), Some(7));
+        assert_eq!(parse_int(b"3.0"), None);
+        assert_eq!(parse_int(b" 3"), None);
+        assert_eq!(parse_int(b""), None);
+        assert_eq!(parse_int(b"-"), None);
+        assert_eq!(parse_int(b"9999999999999999999"), None);
+    }
+}

@@ -1,0 +1,67 @@
+//! Arrow IPC files and streams, which is what Hugging Face `datasets` keeps in its cache
+//! (`data-00000-of-00001.arrow`); a `ClassLabel` feature there declares the number of
+//! classes.
+
+use super::arrow::{push_batches, resolve_column};
+use super::{open, FilePlan, ReadCtx, ReadOptions, Unit, UnitEnd};
+use crate::check::input::InputFile;
+use crate::check::stats::Stats;
+use arrow_array::RecordBatch;
+use arrow_schema::{ArrowError, SchemaRef};
+use std::io::{BufReader, Read};
+use std::path::PathBuf;
+
+type Batches = Box<dyn Iterator<Item = Result<RecordBatch, ArrowError>>>;
+
+/// Opens the file or stream, projected to one column when `projection` is given.
+fn batches(file: &InputFile, projection: Option<Vec<usize>>) -> anyhow::Result<(SchemaRef, Batches)> {
+    let mut f = open(file)?;
+    let mut magic = [0u8; 6];
+    let n = f.read(&mut magic)?;
+    drop(f);
+    let f = open(file)?;
+    let unreadable =
+        |e: ArrowError| anyhow::anyhow!("{}: not a readable Arrow IPC file: {e}", file.display());
+    if n == 6 && &magic == b"ARROW1" {
+        let reader = arrow_ipc::reader::FileReader::try_new(BufReader::with_capacity(1 << 20, f), projection)
+            .map_err(unreadable)?;
+        Ok((reader.schema(), Box::new(reader)))
+    } else {
+        let reader =
+            arrow_ipc::reader::StreamReader::try_new(BufReader::with_capacity(1 << 20, f), projection)
+                .map_err(unreadable)?;
+        Ok((reader.schema(), Box::new(reader)))
+    }
+}
+
+pub fn plan(file: &InputFile, opts: &ReadOptions) -> anyhow::Result<FilePlan> {
+    let (schema, _) = batches(file, None)?;
+    let resolved = resolve_column(file, &schema, opts)?;
+    let (column, root_index, nested) = (resolved.column, resolved.root_index, resolved.nested);
+    let unit = IpcUnit { path: file.path.clone(), root_index, nested };
+    Ok(FilePlan::single(column, Box::new(unit)))
+}
+
+pub fn count_rows(file: &InputFile) -> anyhow::Result<u64> {
+    let (_, batches) = batches(file, None)?;
+    let mut rows = 0u64;
+    for batch in batches {
+        rows += batch.map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?.num_rows() as u64;
+    }
+    Ok(rows)
+}
+
+struct IpcUnit {
+    path: PathBuf,
+    root_index: usize,
+    nested: Vec<String>,
+}
+
+impl Unit for IpcUnit {
+    fn read(&self, ctx: &ReadCtx, stats: &mut Stats) -> anyhow::Result<UnitEnd> {
+        let input = InputFile { path: self.path.clone(), format: crate::check::input::Format::Arrow };
+        let (_, batches) = batches(&input, Some(vec![self.root_index]))?;
+        let shown = self.path.display();
+        push_batches(stats, ctx.bounds, batches, &self.nested, &shown)
+    }
+}

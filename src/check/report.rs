@@ -1,0 +1,137 @@
+//! Findings into the `assertscope.diagnosis/1` report: errors become diagnoses (title,
+//! explanation and fix from the knowledge base, the specific finding as the first piece
+//! of evidence), warnings and notes become secondary entries.
+
+use super::checks::{Finding, Severity};
+use super::stats::{Example, Stats};
+use super::Outcome;
+use crate::report::{Confidence, Diagnosis, Evidence, Location, Report, Secondary};
+use serde_json::{json, Map, Value};
+
+pub fn build(outcome: &Outcome) -> Report {
+    let mut report = Report::default();
+    for f in &outcome.findings {
+        match f.severity {
+            Severity::Error => report.diagnoses.push(diagnosis(outcome, f)),
+            _ => report.secondary.push(Secondary { cause: f.cause.to_string(), text: f.message.clone() }),
+        }
+    }
+    if report.diagnoses.is_empty() {
+        report.diagnoses.push(clean(outcome));
+    }
+    report
+}
+
+fn diagnosis(outcome: &Outcome, f: &Finding) -> Diagnosis {
+    let mut values = summary(outcome);
+    values.extend(f.values.clone());
+    if !f.examples.is_empty() {
+        values.insert("first_rows".into(), json!(f.examples.iter().map(|e| e.at.row).collect::<Vec<_>>()));
+    }
+    let mut evidence = vec![Evidence { kind: "finding".into(), text: f.message.clone(), source_line: None }];
+    evidence.extend(f.examples.iter().map(|e| Evidence {
+        kind: "value".into(),
+        text: describe(outcome, e),
+        source_line: e.at.line,
+    }));
+    let location = f
+        .examples
+        .first()
+        .map(|e| Location { file: file_name(outcome, e.file), line: e.at.line, function: None, code: None })
+        .or_else(|| {
+            (outcome.files.len() == 1).then(|| Location {
+                file: file_name(outcome, 0),
+                line: None,
+                function: None,
+                code: None,
+            })
+        });
+    from_kb(f.cause, f.confidence, location, evidence, values)
+}
+
+/// The `none` diagnosis of clean data, carrying the summary and the class counts.
+fn clean(outcome: &Outcome) -> Diagnosis {
+    let mut values = summary(outcome);
+    let counts = class_counts(&outcome.stats);
+    if !counts.is_empty() {
+        values.insert("class_counts".into(), Value::Object(counts));
+    }
+    from_kb("none", Confidence::High, None, Vec::new(), values)
+}
+
+/// A diagnosis of a knowledge-base cause: title, explanation, fix and checklist step
+/// come from `kb/causes.toml`, the rest from the data.
+pub fn from_kb(
+    cause_id: &str,
+    confidence: Confidence,
+    location: Option<Location>,
+    evidence: Vec<Evidence>,
+    values: Map<String, Value>,
+) -> Diagnosis {
+    let cause = super::causes::expect_cause(cause_id);
+    Diagnosis {
+        cause: cause.id.clone(),
+        title: cause.title.clone(),
+        confidence,
+        op: None,
+        location,
+        rank: None,
+        evidence,
+        values,
+        explanation: cause.explanation.clone(),
+        fix: cause.fix.clone(),
+        checklist_step: cause.checklist_step(),
+    }
+}
+
+/// Rows, files, min, max and the bound: the numbers every diagnosis carries.
+fn summary(outcome: &Outcome) -> Map<String, Value> {
+    let s = &outcome.stats;
+    let mut m = Map::new();
+    m.insert("rows".into(), json!(s.rows()));
+    m.insert("values".into(), json!(s.value_count()));
+    m.insert("files".into(), json!(outcome.files.len()));
+    if let Some((min, max)) = s.int_range() {
+        m.insert("min".into(), json!(min));
+        m.insert("max".into(), json!(max));
+    }
+    if let Some(b) = &outcome.bound {
+        m.insert("bound".into(), json!(b.value));
+    }
+    m.insert("task".into(), json!(outcome.task.name()));
+    m.insert("dtype".into(), json!(outcome.dtype()));
+    m
+}
+
+/// Counts per class id, for up to 1,000 ids.
+fn class_counts(s: &Stats) -> Map<String, Value> {
+    let mut m = Map::new();
+    let last = s.hist.iter().rposition(|&c| c > 0);
+    if let Some(last) = last.filter(|&l| l < 1000) {
+        for (v, c) in s.hist.iter().enumerate().take(last + 1) {
+            m.insert(v.to_string(), json!(c));
+        }
+    }
+    m
+}
+
+pub fn file_name(outcome: &Outcome, file: u32) -> String {
+    outcome.files.get(file as usize).map(|f| f.display()).unwrap_or_default()
+}
+
+/// "labels.csv:19: row 17: 10", "masks/a.png: pixel (x 3, y 4): 21", "y.npy: row 5, column 2: 1".
+pub fn describe(outcome: &Outcome, e: &Example) -> String {
+    let file = file_name(outcome, e.file);
+    let at = &e.at;
+    let place = match (outcome.column.layout, at.line, at.pos) {
+        (super::read::Layout::Image, _, Some(x)) => format!("pixel (x {x}, y {})", at.row),
+        (super::read::Layout::Image, _, None) => "the image".to_string(),
+        (_, Some(line), None) => return format!("{file}:{line}: row {}: {}", at.row, e.value),
+        (_, Some(line), Some(p)) => {
+            return format!("{file}:{line}: row {}, position {p}: {}", at.row, e.value)
+        }
+        (_, None, Some(p)) => format!("row {}, position {p}", at.row),
+        (_, None, None) => format!("row {}", at.row),
+    };
+    format!("{file}: {place}: {}", e.value)
+}

@@ -1,0 +1,693 @@
+//! The streaming accumulator every reader feeds: a dense class histogram on the hot
+//! path, and counts plus the first few positions of everything unusual on the cold one.
+//!
+//! A reader works on a *unit* (a file, or a byte range / row range / row group of one)
+//! and numbers rows from the start of its unit. [`Stats::merge`] joins the results of
+//! adjacent units in order and shifts the later unit's positions by the rows and lines
+//! the earlier one saw in the same file, so units can run in any order on any thread and
+//! still report absolute row numbers.
+
+use std::collections::BTreeMap;
+
+/// How many offending positions are kept per kind of problem.
+pub const KEEP: usize = 10;
+/// Distinct values outside the dense histogram that are counted one by one.
+const OUTSIDE_DISTINCT: usize = 4096;
+/// The dense histogram never grows beyond this many bins (8 MiB per worker).
+const HIST_CAP: usize = 1 << 20;
+/// Histogram size when no bound is given: covers every usual class id and void label.
+const HIST_DEFAULT: usize = 1 << 16;
+/// Histograms up to this size are counted in four lanes.
+const LANED_HIST: usize = 1024;
+
+/// The bounds a run checks against, fixed before any data is read.
+#[derive(Debug, Clone)]
+pub struct Bounds {
+    /// Exclusive upper bound on valid ids (num_classes or vocab size), if known.
+    pub upper: Option<i64>,
+    /// A value the loss skips (ignore_index); never counted as out of range.
+    pub ignore: Option<i64>,
+    /// Longest allowed sequence (row length), if known.
+    pub max_positions: Option<u64>,
+    /// Whether rows of several values should be classified as one-hot / multi-hot.
+    pub row_patterns: bool,
+}
+
+impl Bounds {
+    pub fn hist_len(&self) -> usize {
+        match self.upper {
+            Some(u) if u > 0 => (u as usize).min(HIST_CAP),
+            Some(_) => 0,
+            None => HIST_DEFAULT,
+        }
+    }
+}
+
+/// Where a value sits: the row (0-based data row within the unit, or image row `y` for
+/// masks), the 1-based text line when the format has lines, and the position inside the
+/// row (sequence position, column, or pixel `x`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pos {
+    pub row: u64,
+    pub line: Option<u64>,
+    pub pos: Option<u64>,
+}
+
+impl Pos {
+    pub fn row(row: u64) -> Pos {
+        Pos { row, line: None, pos: None }
+    }
+    pub fn at(row: u64, pos: u64) -> Pos {
+        Pos { row, line: None, pos: Some(pos) }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Sample {
+    Int(i64),
+    Float(f64),
+    Null,
+    Text(String),
+    /// A row (sequence) length.
+    Len(u64),
+    /// A row of several values, e.g. a one-hot row.
+    Row(Vec<f64>),
+}
+
+impl std::fmt::Display for Sample {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Sample::Int(v) => write!(f, "{v}"),
+            Sample::Float(v) => write!(f, "{v}"),
+            Sample::Null => f.write_str("empty"),
+            Sample::Text(t) => write!(f, "{t:?}"),
+            Sample::Len(n) => write!(f, "length {n}"),
+            Sample::Row(vals) => {
+                f.write_str("[")?;
+                for (i, v) in vals.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{v}")?;
+                }
+                f.write_str("]")
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Example {
+    /// Index into the list of input files.
+    pub file: u32,
+    pub at: Pos,
+    pub value: Sample,
+}
+
+/// A count and the first [`KEEP`] positions of one kind of problem.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Examples {
+    pub count: u64,
+    pub first: Vec<Example>,
+}
+
+impl Examples {
+    fn add(&mut self, file: u32, at: Pos, value: impl FnOnce() -> Sample) {
+        self.count += 1;
+        if self.first.len() < KEEP {
+            self.first.push(Example { file, at, value: value() });
+        }
+    }
+
+    fn merge(&mut self, mut other: Examples, shift: &Shift) {
+        self.count += other.count;
+        for ex in other.first.iter_mut() {
+            shift.apply(ex);
+        }
+        let room = KEEP.saturating_sub(self.first.len());
+        self.first.extend(other.first.into_iter().take(room));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+}
+
+/// Rows and text lines one unit (or a run of units) saw in one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileRows {
+    pub file: u32,
+    pub rows: u64,
+    pub lines: u64,
+}
+
+/// Integer values outside the dense histogram.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outside {
+    pub count: u64,
+    pub min: i64,
+    pub max: i64,
+    /// Exact counts of the first [`OUTSIDE_DISTINCT`] distinct values.
+    pub distinct: BTreeMap<i64, u64>,
+    /// True when more distinct values were seen than `distinct` holds.
+    pub overflowed: bool,
+}
+
+impl Default for Outside {
+    fn default() -> Self {
+        Outside { count: 0, min: i64::MAX, max: i64::MIN, distinct: BTreeMap::new(), overflowed: false }
+    }
+}
+
+/// Row (sequence) lengths, for list columns and 2-D arrays.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lengths {
+    pub rows: u64,
+    pub min: u64,
+    pub max: u64,
+    pub total: u64,
+    pub too_long: Examples,
+    pub empty: Examples,
+}
+
+impl Default for Lengths {
+    fn default() -> Self {
+        Lengths {
+            rows: 0,
+            min: u64::MAX,
+            max: 0,
+            total: 0,
+            too_long: Examples::default(),
+            empty: Examples::default(),
+        }
+    }
+}
+
+/// What rows of several values look like, to tell one-hot and multi-hot targets apart
+/// from sequences of class ids.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RowPatterns {
+    pub rows: u64,
+    /// Rows whose values are all 0 or 1.
+    pub binary: u64,
+    /// Binary rows with exactly one 1.
+    pub one_hot: Examples,
+    /// Binary rows with two or more 1s.
+    pub multi_hot: Examples,
+    /// Rows of all zeros.
+    pub zeros: u64,
+}
+
+/// Everything the cold path records, kept apart from the histogram so the hot loop can
+/// borrow both at once.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rare {
+    pub outside: Outside,
+    pub over_bound: Examples,
+    pub negative: Examples,
+    pub ignored: u64,
+    pub whole_floats: u64,
+    pub float_min: f64,
+    pub float_max: f64,
+    pub finite_floats: u64,
+    pub non_integer: Examples,
+    pub nan_inf: Examples,
+    pub nulls: Examples,
+    pub text: Examples,
+    /// Images whose pixels are colours (RGB/RGBA), not class indices.
+    pub colour_images: Examples,
+}
+
+#[derive(Debug, Clone)]
+pub struct Stats {
+    /// The file the unit being read belongs to; examples are tagged with it.
+    pub file: u32,
+    pub files: Vec<FileRows>,
+    pub hist: Vec<u64>,
+    pub rare: Rare,
+    pub lengths: Lengths,
+    pub patterns: RowPatterns,
+    /// Scratch space for [`Stats::ints_laned`].
+    lanes: Vec<u64>,
+}
+
+/// How to move a later unit's positions after an earlier unit of the same file.
+struct Shift {
+    file: u32,
+    rows: u64,
+    lines: u64,
+}
+
+impl Shift {
+    fn apply(&self, ex: &mut Example) {
+        if ex.file == self.file {
+            ex.at.row += self.rows;
+            ex.at.line = ex.at.line.map(|l| l + self.lines);
+        }
+    }
+}
+
+/// Integer element types the readers decode.
+pub trait IntValue: Copy {
+    fn to_i64(self) -> i64;
+}
+
+macro_rules! int_value {
+    ($($t:ty),*) => {$(
+        impl IntValue for $t {
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+        }
+    )*};
+}
+int_value!(i8, i16, i32, i64, u8, u16, u32);
+
+impl IntValue for u64 {
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        i64::try_from(self).unwrap_or(i64::MAX)
+    }
+}
+
+impl IntValue for bool {
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+}
+
+/// Every numeric element type, seen as a float (for one-hot row classification).
+pub trait AsF64: Copy {
+    fn as_f64(self) -> f64;
+}
+
+macro_rules! as_f64 {
+    ($($t:ty),*) => {$(
+        impl AsF64 for $t {
+            #[inline(always)]
+            fn as_f64(self) -> f64 {
+                self as f64
+            }
+        }
+    )*};
+}
+as_f64!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+
+impl AsF64 for bool {
+    #[inline(always)]
+    fn as_f64(self) -> f64 {
+        self as u8 as f64
+    }
+}
+
+impl Stats {
+    /// An empty accumulator for a unit of file `file`.
+    pub fn new(bounds: &Bounds, file: u32) -> Stats {
+        Stats {
+            file,
+            files: Vec::new(),
+            hist: vec![0; bounds.hist_len()],
+            rare: Rare { float_min: f64::INFINITY, float_max: f64::NEG_INFINITY, ..Rare::default() },
+            lengths: Lengths::default(),
+            patterns: RowPatterns::default(),
+            lanes: Vec::new(),
+        }
+    }
+
+    /// Records that the unit covered `rows` rows and `lines` text lines of its file.
+    pub fn finish_unit(&mut self, rows: u64, lines: u64) {
+        self.files.push(FileRows { file: self.file, rows, lines });
+    }
+
+    /// Data rows seen, over all files.
+    pub fn rows(&self) -> u64 {
+        self.files.iter().map(|f| f.rows).sum()
+    }
+
+    /// Integer-valued values seen (including whole-number floats).
+    pub fn int_count(&self) -> u64 {
+        self.hist.iter().sum::<u64>() + self.rare.outside.count
+    }
+
+    /// Every value seen: integers, non-integers, NaN/inf, empty fields and text.
+    pub fn value_count(&self) -> u64 {
+        let r = &self.rare;
+        self.int_count() + r.non_integer.count + r.nan_inf.count + r.nulls.count + r.text.count
+    }
+
+    /// Smallest and largest integer value seen.
+    pub fn int_range(&self) -> Option<(i64, i64)> {
+        let first = self.hist.iter().position(|&c| c > 0).map(|i| i as i64);
+        let last = self.hist.iter().rposition(|&c| c > 0).map(|i| i as i64);
+        let o = &self.rare.outside;
+        let (omin, omax) = if o.count > 0 { (Some(o.min), Some(o.max)) } else { (None, None) };
+        let min = [first, omin].into_iter().flatten().min()?;
+        let max = [last, omax].into_iter().flatten().max()?;
+        Some((min, max))
+    }
+
+    /// How often `value` occurred, when that is known exactly.
+    pub fn count_of(&self, value: i64) -> Option<u64> {
+        if value >= 0 && (value as u64) < self.hist.len() as u64 {
+            return Some(self.hist[value as usize]);
+        }
+        match self.rare.outside.distinct.get(&value) {
+            Some(&c) => Some(c),
+            None if !self.rare.outside.overflowed => Some(0),
+            None => None,
+        }
+    }
+
+    /// One integer value (the hot path).
+    #[inline(always)]
+    pub fn int(&mut self, v: i64, bounds: &Bounds, at: impl FnOnce() -> Pos) {
+        if (v as u64) < self.hist.len() as u64 {
+            self.hist[v as usize] += 1;
+        } else {
+            self.rare.outside_int(self.file, v, bounds, at());
+        }
+    }
+
+    /// A run of integer values; `at(i)` gives the position of `vals[i]` and is only
+    /// called for values off the hot path.
+    #[inline]
+    pub fn ints<T: IntValue>(&mut self, vals: &[T], bounds: &Bounds, at: impl Fn(usize) -> Pos) {
+        if self.hist.len() <= LANED_HIST && vals.len() >= 4 * LANED_HIST {
+            return self.ints_laned(vals, bounds, at);
+        }
+        let hist = &mut self.hist[..];
+        let n = hist.len() as u64;
+        for (i, &v) in vals.iter().enumerate() {
+            let v = v.to_i64();
+            if (v as u64) < n {
+                hist[v as usize] += 1;
+            } else {
+                self.rare.outside_int(self.file, v, bounds, at(i));
+            }
+        }
+    }
+
+    /// [`Stats::ints`] for few classes: four interleaved histograms, so that runs of one
+    /// class do not serialise on a single counter.
+    fn ints_laned<T: IntValue>(&mut self, vals: &[T], bounds: &Bounds, at: impl Fn(usize) -> Pos) {
+        let n = self.hist.len();
+        let mut lanes = std::mem::take(&mut self.lanes);
+        lanes.clear();
+        lanes.resize(4 * n, 0);
+        let (a, rest) = lanes.split_at_mut(n);
+        let (b, rest) = rest.split_at_mut(n);
+        let (c, d) = rest.split_at_mut(n);
+        let limit = n as u64;
+        let mut chunks = vals.chunks_exact(4);
+        for (k, chunk) in chunks.by_ref().enumerate() {
+            for (lane, (j, &v)) in
+                [&mut *a, &mut *b, &mut *c, &mut *d].into_iter().zip(chunk.iter().enumerate())
+            {
+                let v = v.to_i64();
+                if (v as u64) < limit {
+                    lane[v as usize] += 1;
+                } else {
+                    self.rare.outside_int(self.file, v, bounds, at(4 * k + j));
+                }
+            }
+        }
+        let done = vals.len() - chunks.remainder().len();
+        for (j, &v) in chunks.remainder().iter().enumerate() {
+            let v = v.to_i64();
+            if (v as u64) < limit {
+                a[v as usize] += 1;
+            } else {
+                self.rare.outside_int(self.file, v, bounds, at(done + j));
+            }
+        }
+        for (i, h) in self.hist.iter_mut().enumerate() {
+            *h += a[i] + b[i] + c[i] + d[i];
+        }
+        self.lanes = lanes;
+    }
+
+    /// One floating-point value: whole numbers count as class ids (and are remembered as
+    /// floats), anything else is recorded as non-integer or NaN/inf.
+    #[inline]
+    pub fn float(&mut self, v: f64, bounds: &Bounds, at: impl FnOnce() -> Pos) {
+        if !v.is_finite() {
+            let file = self.file;
+            self.rare.nan_inf.add(file, at(), || Sample::Float(v));
+            return;
+        }
+        let r = &mut self.rare;
+        r.finite_floats += 1;
+        r.float_min = r.float_min.min(v);
+        r.float_max = r.float_max.max(v);
+        if v.fract() == 0.0 && v.abs() < 9.0e18 {
+            r.whole_floats += 1;
+            self.int(v as i64, bounds, at);
+        } else {
+            let file = self.file;
+            self.rare.non_integer.add(file, at(), || Sample::Float(v));
+        }
+    }
+
+    #[inline]
+    pub fn floats<T: AsF64>(&mut self, vals: &[T], bounds: &Bounds, at: impl Fn(usize) -> Pos) {
+        for (i, &v) in vals.iter().enumerate() {
+            self.float(v.as_f64(), bounds, || at(i));
+        }
+    }
+
+    /// A missing value (empty field, null).
+    pub fn null(&mut self, at: Pos) {
+        let file = self.file;
+        self.rare.nulls.add(file, at, || Sample::Null);
+    }
+
+    /// A value that is not a number at all.
+    pub fn text(&mut self, text: &[u8], at: Pos) {
+        let file = self.file;
+        self.rare.text.add(file, at, || {
+            let s = String::from_utf8_lossy(text);
+            let mut t: String = s.chars().take(40).collect();
+            if s.chars().count() > 40 {
+                t.push('…');
+            }
+            Sample::Text(t)
+        });
+    }
+
+    /// An image that holds colours rather than class indices.
+    pub fn colour_image(&mut self, kind: &str) {
+        let file = self.file;
+        self.rare.colour_images.add(file, Pos::row(0), || Sample::Text(kind.to_string()));
+    }
+
+    /// The length of one row of several values (a sequence, or a row of a 2-D array).
+    #[inline]
+    pub fn row_length(&mut self, len: u64, bounds: &Bounds, at: Pos) {
+        let file = self.file;
+        let l = &mut self.lengths;
+        l.rows += 1;
+        l.total += len;
+        l.min = l.min.min(len);
+        l.max = l.max.max(len);
+        if len == 0 {
+            l.empty.add(file, at, || Sample::Len(0));
+        }
+        if bounds.max_positions.is_some_and(|m| len > m) {
+            l.too_long.add(file, at, || Sample::Len(len));
+        }
+    }
+
+    /// Classifies one row of several values as one-hot / multi-hot / other.
+    #[inline]
+    pub fn row_pattern<T: AsF64>(&mut self, row: &[T], at: Pos) {
+        let p = &mut self.patterns;
+        p.rows += 1;
+        let mut ones = 0u64;
+        for &v in row {
+            let v = v.as_f64();
+            if v == 1.0 {
+                ones += 1;
+            } else if v != 0.0 {
+                return;
+            }
+        }
+        p.binary += 1;
+        let file = self.file;
+        let sample = || Sample::Row(row.iter().take(16).map(|&v| v.as_f64()).collect());
+        match ones {
+            0 => p.zeros += 1,
+            1 => p.one_hot.add(file, at, sample),
+            _ => p.multi_hot.add(file, at, sample),
+        }
+    }
+
+    /// Joins the stats of the unit(s) that come right after `self`'s in input order.
+    pub fn merge(&mut self, mut other: Stats) {
+        let shift = match (self.files.last(), other.files.first()) {
+            (Some(a), Some(b)) if a.file == b.file => Shift { file: a.file, rows: a.rows, lines: a.lines },
+            _ => Shift { file: u32::MAX, rows: 0, lines: 0 },
+        };
+        if self.hist.len() < other.hist.len() {
+            std::mem::swap(&mut self.hist, &mut other.hist);
+        }
+        for (a, b) in self.hist.iter_mut().zip(&other.hist) {
+            *a += b;
+        }
+        let (r, o) = (&mut self.rare, other.rare);
+        r.outside.merge(o.outside);
+        r.over_bound.merge(o.over_bound, &shift);
+        r.negative.merge(o.negative, &shift);
+        r.ignored += o.ignored;
+        r.whole_floats += o.whole_floats;
+        r.finite_floats += o.finite_floats;
+        r.float_min = r.float_min.min(o.float_min);
+        r.float_max = r.float_max.max(o.float_max);
+        r.non_integer.merge(o.non_integer, &shift);
+        r.nan_inf.merge(o.nan_inf, &shift);
+        r.nulls.merge(o.nulls, &shift);
+        r.text.merge(o.text, &shift);
+        r.colour_images.merge(o.colour_images, &shift);
+
+        let (l, ol) = (&mut self.lengths, other.lengths);
+        l.rows += ol.rows;
+        l.total += ol.total;
+        l.min = l.min.min(ol.min);
+        l.max = l.max.max(ol.max);
+        l.too_long.merge(ol.too_long, &shift);
+        l.empty.merge(ol.empty, &shift);
+
+        let (p, op) = (&mut self.patterns, other.patterns);
+        p.rows += op.rows;
+        p.binary += op.binary;
+        p.zeros += op.zeros;
+        p.one_hot.merge(op.one_hot, &shift);
+        p.multi_hot.merge(op.multi_hot, &shift);
+
+        let mut rest = other.files.into_iter();
+        if shift.file != u32::MAX {
+            let first = rest.next().expect("shift implies a first file");
+            let last = self.files.last_mut().expect("shift implies a last file");
+            last.rows += first.rows;
+            last.lines += first.lines;
+        }
+        self.files.extend(rest);
+    }
+}
+
+impl Rare {
+    #[cold]
+    #[inline(never)]
+    fn outside_int(&mut self, file: u32, v: i64, bounds: &Bounds, at: Pos) {
+        let o = &mut self.outside;
+        o.count += 1;
+        o.min = o.min.min(v);
+        o.max = o.max.max(v);
+        if let Some(c) = o.distinct.get_mut(&v) {
+            *c += 1;
+        } else if o.distinct.len() < OUTSIDE_DISTINCT {
+            o.distinct.insert(v, 1);
+        } else {
+            o.overflowed = true;
+        }
+        if bounds.ignore == Some(v) {
+            self.ignored += 1;
+        } else if v < 0 {
+            self.negative.add(file, at, || Sample::Int(v));
+        } else if bounds.upper.is_some_and(|u| v >= u) {
+            self.over_bound.add(file, at, || Sample::Int(v));
+        }
+    }
+}
+
+impl Outside {
+    fn merge(&mut self, other: Outside) {
+        self.count += other.count;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        self.overflowed |= other.overflowed;
+        for (v, c) in other.distinct {
+            if let Some(mine) = self.distinct.get_mut(&v) {
+                *mine += c;
+            } else if self.distinct.len() < OUTSIDE_DISTINCT {
+                self.distinct.insert(v, c);
+            } else {
+                self.overflowed = true;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bounds(upper: Option<i64>) -> Bounds {
+        Bounds { upper, ignore: Some(-100), max_positions: Some(3), row_patterns: true }
+    }
+
+    #[test]
+    fn merge_shifts_rows_of_the_same_file_only() {
+        let b = bounds(Some(10));
+        let mut a = Stats::new(&b, 0);
+        a.ints(&[1i64, 2, 3], &b, |i| Pos { row: i as u64, line: Some(i as u64 + 2), pos: None });
+        a.finish_unit(3, 3);
+        let mut c = Stats::new(&b, 0);
+        c.ints(&[12i64, -1, -100], &b, |i| Pos { row: i as u64, line: Some(i as u64 + 1), pos: None });
+        c.finish_unit(3, 3);
+        let mut d = Stats::new(&b, 1);
+        d.ints(&[10i64], &b, |i| Pos::row(i as u64));
+        d.finish_unit(1, 0);
+        c.merge(d);
+        a.merge(c);
+        assert_eq!(a.rows(), 7);
+        assert_eq!(a.rare.over_bound.count, 2);
+        let firsts: Vec<_> = a.rare.over_bound.first.iter().map(|e| (e.file, e.at.row, e.at.line)).collect();
+        assert_eq!(firsts, vec![(0, 3, Some(4)), (1, 0, None)]);
+        assert_eq!(a.rare.negative.first[0].at.row, 4);
+        assert_eq!(a.rare.ignored, 1);
+        assert_eq!(a.int_range(), Some((-100, 12)));
+        assert_eq!(
+            a.files,
+            vec![FileRows { file: 0, rows: 6, lines: 6 }, FileRows { file: 1, rows: 1, lines: 0 }]
+        );
+    }
+
+    #[test]
+    fn laned_counting_matches_plain_counting() {
+        let b = bounds(Some(10));
+        let vals: Vec<i64> = (0..10_003).map(|i| (i * 7919) % 13 - 1).collect();
+        let mut laned = Stats::new(&b, 0);
+        laned.ints(&vals, &b, |i| Pos::row(i as u64));
+        let mut plain = Stats::new(&b, 0);
+        for (i, &v) in vals.iter().enumerate() {
+            plain.int(v, &b, || Pos::row(i as u64));
+        }
+        assert_eq!(laned.hist, plain.hist);
+        assert_eq!(laned.rare, plain.rare);
+        assert_eq!(laned.rare.over_bound.first[0].at.row, plain.rare.over_bound.first[0].at.row);
+    }
+
+    #[test]
+    fn floats_split_into_whole_non_integer_and_nan() {
+        let b = bounds(None);
+        let mut s = Stats::new(&b, 0);
+        s.floats(&[1.0f64, 2.5, f64::NAN, 3.0, f64::INFINITY], &b, |i| Pos::row(i as u64));
+        assert_eq!(s.rare.whole_floats, 2);
+        assert_eq!(s.rare.non_integer.count, 1);
+        assert_eq!(s.rare.nan_inf.count, 2);
+        assert_eq!(s.int_range(), Some((1, 3)));
+    }
+
+    #[test]
+    fn row_patterns_tell_one_hot_from_multi_hot() {
+        let b = bounds(None);
+        let mut s = Stats::new(&b, 0);
+        s.row_pattern(&[0.0f64, 1.0, 0.0], Pos::row(0));
+        s.row_pattern(&[1.0f64, 1.0, 0.0], Pos::row(1));
+        s.row_pattern(&[3.0f64, 1.0, 0.0], Pos::row(2));
+        assert_eq!((s.patterns.rows, s.patterns.binary), (3, 2));
+        assert_eq!((s.patterns.one_hot.count, s.patterns.multi_hot.count), (1, 1));
+    }
+}

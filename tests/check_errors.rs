@@ -1,0 +1,64 @@
+//! Bad input gives one line on stderr that says what and where, exit status 2, and
+//! never a panic.
+
+mod check_support;
+
+use check_support::*;
+
+#[test]
+fn malformed_csv_row_names_row_and_column() {
+    let dir = tempdir();
+    std::fs::write(dir.path().join("bad.csv"), "id,label\n0,1\n1,2\n2\n3,0\n").unwrap();
+    check_fails(dir.path(), &["bad.csv", "--column", "label"], &["bad.csv:4", "row 2", "`label`", "field 2"]);
+}
+
+#[test]
+fn missing_column_lists_the_columns() {
+    let dir = tempdir();
+    std::fs::write(dir.path().join("a.csv"), "id,label,split\n0,1,train\n").unwrap();
+    check_fails(dir.path(), &["a.csv", "--column", "lable"], &["no column `lable`", "id, label, split"]);
+    py(dir.path(), "import pyarrow as pa, pyarrow.parquet as pq\npq.write_table(pa.table({'text': ['a'], 'label': [1]}), 'a.parquet')");
+    check_fails(
+        dir.path(),
+        &["a.parquet", "--column", "labels"],
+        &["a.parquet", "no column `labels`", "text, label"],
+    );
+    check_fails(dir.path(), &["a.parquet"], &["pick a column with --column", "text, label"]);
+}
+
+#[test]
+fn unsupported_dtype() {
+    let dir = tempdir();
+    py(dir.path(), "import numpy as np\nnp.save('s.npy', np.array(['cat', 'dog']))\nnp.save('c.npy', np.ones(3, dtype=np.complex64))");
+    check_fails(dir.path(), &["s.npy"], &["s.npy", "unsupported dtype", "strings"]);
+    check_fails(dir.path(), &["c.npy"], &["c.npy", "unsupported dtype", "complex"]);
+}
+
+#[test]
+fn truncated_npy_and_parquet() {
+    let dir = tempdir();
+    py(
+        dir.path(),
+        "import numpy as np, pyarrow as pa, pyarrow.parquet as pq\nnp.save('t.npy', np.arange(1000))\nb = open('t.npy', 'rb').read()\nopen('t.npy', 'wb').write(b[:4000])\npq.write_table(pa.table({'label': list(range(1000))}), 't.parquet')\nb = open('t.parquet', 'rb').read()\nopen('t.parquet', 'wb').write(b[:len(b) // 2])",
+    );
+    check_fails(dir.path(), &["t.npy"], &["t.npy", "truncated", "1000 int64 values"]);
+    check_fails(dir.path(), &["t.parquet"], &["t.parquet", "not a readable Parquet file"]);
+}
+
+#[test]
+fn empty_glob_and_missing_file() {
+    let dir = tempdir();
+    check_fails(dir.path(), &["shards/*.parquet"], &["shards/*.parquet", "no file matches"]);
+    check_fails(dir.path(), &["nope.csv"], &["nope.csv", "no such file"]);
+}
+
+#[test]
+fn garbage_in_every_format_is_an_error_not_a_panic() {
+    let dir = tempdir();
+    let junk: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    for ext in ["npy", "npz", "parquet", "arrow", "safetensors", "png", "jsonl"] {
+        let name = format!("junk.{ext}");
+        std::fs::write(dir.path().join(&name), &junk).unwrap();
+        check_fails(dir.path(), &[&name], &[&name]);
+    }
+}

@@ -1,0 +1,126 @@
+//! Shared helpers for the `check` and `scan` integration tests: data files are written by
+//! the real libraries (numpy, pyarrow, safetensors, Pillow) in a Python that has them,
+//! and the real binary is run on them.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The Python with numpy/pyarrow/safetensors/Pillow/torch: `ASSERTSCOPE_TEST_PYTHON`, or
+/// `python3` from PATH.
+pub fn python() -> PathBuf {
+    std::env::var_os("ASSERTSCOPE_TEST_PYTHON").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("python3"))
+}
+
+/// Whether that Python can import every module named; tests that need a missing one
+/// say so on stderr and stop (the test requirements install them all).
+pub fn has_modules(modules: &[&str]) -> bool {
+    let code = modules.iter().map(|m| format!("import {m}")).collect::<Vec<_>>().join("; ");
+    let ok =
+        Command::new(python()).arg("-c").arg(&code).output().map(|o| o.status.success()).unwrap_or(false);
+    if !ok {
+        eprintln!("skipping: {} cannot import {}", python().display(), modules.join(", "));
+    }
+    ok
+}
+
+/// Runs a Python script in `dir` (the data files it writes land there).
+pub fn py(dir: &Path, script: &str) {
+    let out = Command::new(python()).arg("-c").arg(script).current_dir(dir).output().expect("running python");
+    assert!(out.status.success(), "python failed:\n{}\n{}", script, String::from_utf8_lossy(&out.stderr));
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}\n{}", self.stdout, self.stderr))
+    }
+
+    /// The cause ids of the diagnoses, in order.
+    pub fn causes(&self) -> Vec<String> {
+        self.json()["diagnoses"]
+            .as_array()
+            .expect("diagnoses")
+            .iter()
+            .map(|d| d["cause"].as_str().expect("cause").to_string())
+            .collect()
+    }
+
+    pub fn diagnosis(&self, cause: &str) -> Value {
+        self.json()["diagnoses"]
+            .as_array()
+            .expect("diagnoses")
+            .iter()
+            .find(|d| d["cause"] == cause)
+            .unwrap_or_else(|| panic!("no {cause} diagnosis in {}", self.stdout))
+            .clone()
+    }
+
+    pub fn secondary(&self) -> Vec<(String, String)> {
+        self.json()["secondary"]
+            .as_array()
+            .expect("secondary")
+            .iter()
+            .map(|s| (s["cause"].as_str().unwrap().to_string(), s["text"].as_str().unwrap().to_string()))
+            .collect()
+    }
+}
+
+/// Runs `assertscope ARGS` in `dir`.
+pub fn assertscope(dir: &Path, args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_assertscope"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("running assertscope");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `assertscope check ARGS --json`, asserting the exit status.
+pub fn check_json(dir: &Path, args: &[&str], code: i32) -> Run {
+    let mut all = vec!["check"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    let run = assertscope(dir, &all);
+    assert_eq!(
+        run.code, code,
+        "exit status of check {args:?}\nstdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    run
+}
+
+/// A bad-input run: exit 2, one line on stderr, no panic, naming what is expected.
+pub fn check_fails(dir: &Path, args: &[&str], expect: &[&str]) -> String {
+    let mut all = vec!["check"];
+    all.extend_from_slice(args);
+    let run = assertscope(dir, &all);
+    assert_eq!(
+        run.code, 2,
+        "exit status of check {args:?}\nstdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    let err = run.stderr.trim_end();
+    assert_eq!(err.lines().count(), 1, "one line expected:\n{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for e in expect {
+        assert!(err.contains(e), "{e:?} missing from: {err}");
+    }
+    err.to_string()
+}
+
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("temp dir")
+}
