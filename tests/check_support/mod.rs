@@ -7,21 +7,33 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The Python with numpy/pyarrow/safetensors/Pillow/torch: `ASSERTSCOPE_TEST_PYTHON`, or
-/// `python3` from PATH.
+/// The Python with numpy/pyarrow/safetensors/Pillow/torch: `ASSERTSCOPE_TEST_PYTHON`, else
+/// the repository's `.venv` that scripts/test sets up, else `python3` from PATH.
 pub fn python() -> PathBuf {
-    std::env::var_os("ASSERTSCOPE_TEST_PYTHON").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("python3"))
+    if let Some(p) = std::env::var_os("ASSERTSCOPE_TEST_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    if venv.exists() {
+        venv
+    } else {
+        PathBuf::from("python3")
+    }
 }
 
-/// Whether that Python can import every module named; tests that need a missing one
-/// say so on stderr and stop (the test requirements install them all).
+/// Whether that Python can import every module named. A missing one fails the test: the
+/// test requirements (tests/requirements.txt, installed by scripts/test) include them all,
+/// and a test that passes without running proves nothing.
 pub fn has_modules(modules: &[&str]) -> bool {
     let code = modules.iter().map(|m| format!("import {m}")).collect::<Vec<_>>().join("; ");
     let ok =
         Command::new(python()).arg("-c").arg(&code).output().map(|o| o.status.success()).unwrap_or(false);
-    if !ok {
-        eprintln!("skipping: {} cannot import {}", python().display(), modules.join(", "));
-    }
+    assert!(
+        ok,
+        "{} cannot import {}: run scripts/test (it installs tests/requirements.txt) or set ASSERTSCOPE_TEST_PYTHON",
+        python().display(),
+        modules.join(", ")
+    );
     ok
 }
 
