@@ -6,7 +6,6 @@
 //! into units that threads read into [`stats::Stats`] (merged in order); [`checks`] turns
 //! the merged stats into findings; [`report`] and [`render`] print them.
 
-pub mod causes;
 pub mod checks;
 pub mod histogram;
 pub mod input;

@@ -68,7 +68,7 @@ pub fn human(outcome: &Outcome, p: &Palette) -> String {
             let _ = writeln!(out, "   {}={} … and {} more", p.gutter, p.reset, thousands(total - shown));
         }
         if f.severity == Severity::Error {
-            help_line(&mut out, p, crate::check::causes::expect_cause(f.cause));
+            help_line(&mut out, p, crate::kb::KnowledgeBase::get().expect_cause(f.cause));
         }
     }
     let errors = outcome.findings.iter().filter(|f| f.severity == Severity::Error).count();

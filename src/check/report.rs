@@ -68,7 +68,7 @@ pub fn from_kb(
     evidence: Vec<Evidence>,
     values: Map<String, Value>,
 ) -> Diagnosis {
-    let cause = super::causes::expect_cause(cause_id);
+    let cause = crate::kb::KnowledgeBase::get().expect_cause(cause_id);
     Diagnosis {
         cause: cause.id.clone(),
         title: cause.title.clone(),

@@ -224,7 +224,7 @@ fn plain(v: &Value) -> String {
 pub fn report(result: &ScanResult) -> Report {
     let mut report = Report::default();
     for f in &result.findings {
-        let Some(cause) = crate::check::causes::cause(&f.cause) else { continue };
+        let Some(cause) = crate::kb::KnowledgeBase::get().cause(&f.cause) else { continue };
         if f.severity != "error" {
             report.secondary.push(Secondary { cause: f.cause.clone(), text: f.message.clone() });
             continue;
@@ -333,7 +333,8 @@ fn human(result: &ScanResult, args: &ScanArgs, p: &Palette) -> String {
         if f.count > f.examples.len().min(5) as u64 && !f.examples.is_empty() {
             let _ = writeln!(out, "   {}={} … {} bad samples in all", p.gutter, p.reset, thousands(f.count));
         }
-        if let Some(cause) = crate::check::causes::cause(&f.cause).filter(|_| f.severity == "error") {
+        if let Some(cause) = crate::kb::KnowledgeBase::get().cause(&f.cause).filter(|_| f.severity == "error")
+        {
             crate::check::render::help_line(&mut out, p, cause);
         }
     }
