@@ -7,6 +7,7 @@ printed as the reference. Target: guard <= 1.02x plain.
     python bench/guard/overhead.py                       # CPU, guard in its default mode
     python bench/guard/overhead.py --device cuda --mode async
     python bench/guard/overhead.py --device cuda --mode sync --blocking
+    python bench/guard/overhead.py --device cuda --variants plain guard-async guard-sync --blocking
 
 --blocking adds a CUDA_LAUNCH_BLOCKING=1 measurement, run in a subprocess (the variable must
 be set before CUDA starts) and compared with the plain median of this process.
@@ -98,8 +99,10 @@ class Variant:
         self.mode = mode
 
     def __enter__(self):
-        if self.name == "guard":
-            self.context = assertscope.guard(mode=self.mode)
+        if self.name.startswith("guard"):
+            # "guard" uses --mode; "guard-sync" and "guard-async" name their mode.
+            mode = self.name.partition("-")[2] or self.mode
+            self.context = assertscope.guard(mode=mode)
         elif self.name == "anomaly":
             self.context = torch.autograd.detect_anomaly(check_nan=True)
             self.context.__enter__()
@@ -108,7 +111,7 @@ class Variant:
         return self
 
     def __exit__(self, *exc):
-        if self.name == "guard":
+        if self.name.startswith("guard"):
             self.context.__exit__(*exc)
         elif self.context is not None:
             self.context.__exit__(*exc)
@@ -174,7 +177,7 @@ def main(argv=None):
     parser.add_argument("--mode", default="auto", choices=["auto", "sync", "async"], help="guard mode")
     parser.add_argument("--size", default="small", choices=["small", "realistic"])
     parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=list(WORKLOADS))
-    parser.add_argument("--variants", nargs="+", default=["plain", "guard", "anomaly"], choices=["plain", "guard", "anomaly"])
+    parser.add_argument("--variants", nargs="+", default=["plain", "guard", "anomaly"], choices=["plain", "guard", "guard-sync", "guard-async", "anomaly"])
     parser.add_argument("--rounds", type=int, default=40, help="interleaved rounds")
     parser.add_argument("--steps", type=int, default=3, help="timed steps per variant per round")
     parser.add_argument("--warmup", type=int, default=5)
