@@ -6,6 +6,22 @@ use std::path::{Path, PathBuf};
 
 include!(concat!(env!("OUT_DIR"), "/python_files.rs"));
 
+/// The `sitecustomize` placed first on the child's PYTHONPATH: it notes that a Python
+/// process started, then hands over to the package's start-up hook.
+const SITECUSTOMIZE_SHIM: &str = r#"# Written by `assertscope run`: switch the guard on in this Python process.
+import os as _os
+
+_d = _os.environ.get("ASSERTSCOPE_REPORT_DIR")
+if _d:
+    try:
+        with open(_os.path.join(_d, "python-processes"), "a") as _f:
+            _f.write("%d\n" % _os.getpid())
+    except OSError:
+        pass
+del _d, _os
+import assertscope._inject.sitecustomize  # noqa: E402,F401
+"#;
+
 /// A directory holding `assertscope/…` (the embedded package), removed on drop.
 pub struct Materialized {
     dir: PathBuf,
@@ -31,6 +47,23 @@ impl Materialized {
     /// The directory to put on PYTHONPATH (it contains the `assertscope` package).
     pub fn path(&self) -> &Path {
         &self.dir
+    }
+
+    /// Puts the start-up hook (a `sitecustomize`) beside the package, so that every Python
+    /// process with this directory on its PYTHONPATH arms the guard as it starts.
+    pub fn install_start_up_hook(&self) -> anyhow::Result<()> {
+        let path = self.dir.join("sitecustomize.py");
+        std::fs::write(&path, SITECUSTOMIZE_SHIM).with_context(|| format!("writing {}", path.display()))
+    }
+
+    /// PYTHONPATH for a child: this directory first, then whatever the user had.
+    pub fn pythonpath(&self) -> std::ffi::OsString {
+        let mut pythonpath = std::ffi::OsString::from(&self.dir);
+        if let Some(existing) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
+            pythonpath.push(if cfg!(windows) { ";" } else { ":" });
+            pythonpath.push(existing);
+        }
+        pythonpath
     }
 }
 

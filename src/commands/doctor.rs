@@ -52,15 +52,10 @@ fn probe(python: &PathBuf) -> anyhow::Result<Value> {
     let package = Materialized::create()?;
     let reports = package.path().join("reports");
     std::fs::create_dir(&reports)?;
-    std::fs::write(package.path().join("sitecustomize.py"), crate::run::SITECUSTOMIZE_SHIM)?;
-    let mut pythonpath = std::ffi::OsString::from(package.path());
-    if let Some(existing) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
-        pythonpath.push(":");
-        pythonpath.push(existing);
-    }
+    package.install_start_up_hook()?;
     let out = Command::new(python)
         .args(["-m", "assertscope._probe"])
-        .env("PYTHONPATH", pythonpath)
+        .env("PYTHONPATH", package.pythonpath())
         .env("ASSERTSCOPE_GUARD", "1")
         .env("ASSERTSCOPE_REPORT_DIR", &reports)
         .output()

@@ -146,12 +146,7 @@ pub fn execute(args: ScanArgs) -> anyhow::Result<u8> {
             cmd.arg(flag).arg(v);
         }
     }
-    let mut pythonpath = OsString::from(package.path());
-    if let Some(existing) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
-        pythonpath.push(":");
-        pythonpath.push(existing);
-    }
-    cmd.env("PYTHONPATH", pythonpath);
+    cmd.env("PYTHONPATH", package.pythonpath());
     // The user's prints go to our stderr, so our stdout holds only the report.
     let stderr_copy = std::io::stderr().as_fd_stdio().context("duplicating stderr for the Python child")?;
     cmd.stdin(Stdio::null()).stdout(stderr_copy);

@@ -127,22 +127,6 @@ fn is_executable(path: &Path) -> bool {
     }
 }
 
-/// The `sitecustomize` placed first on the child's PYTHONPATH: it notes that a Python
-/// process started, then hands over to the package's start-up hook.
-pub const SITECUSTOMIZE_SHIM: &str = r#"# Written by `assertscope run`: switch the guard on in this Python process.
-import os as _os
-
-_d = _os.environ.get("ASSERTSCOPE_REPORT_DIR")
-if _d:
-    try:
-        with open(_os.path.join(_d, "python-processes"), "a") as _f:
-            _f.write("%d\n" % _os.getpid())
-    except OSError:
-        pass
-del _d, _os
-import assertscope._inject.sitecustomize  # noqa: E402,F401
-"#;
-
 #[cfg(unix)]
 pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<Outcome> {
     use nix::sys::signal::{kill, Signal};
@@ -168,8 +152,7 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<Outcome
             d
         }
     };
-    let shim = package.path().join("sitecustomize.py");
-    std::fs::write(&shim, SITECUSTOMIZE_SHIM).with_context(|| format!("writing {}", shim.display()))?;
+    package.install_start_up_hook()?;
 
     let mut cmd = Command::new(&program_path);
     cmd.args(args);
@@ -179,12 +162,7 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<Outcome
         cmd.arg0(program);
     }
     if opts.mode != GuardMode::Off || opts.cpu {
-        let mut pythonpath = OsString::from(package.path());
-        if let Some(existing) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
-            pythonpath.push(":");
-            pythonpath.push(existing);
-        }
-        cmd.env("PYTHONPATH", pythonpath);
+        cmd.env("PYTHONPATH", package.pythonpath());
         cmd.env("ASSERTSCOPE_REPORT_DIR", &report_dir);
     }
     if opts.mode != GuardMode::Off {
