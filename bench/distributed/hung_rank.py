@@ -27,10 +27,9 @@ def main():
     dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=TIMEOUT_S))
     rank = dist.get_rank()
     stop = threading.Event()
-    threading.Thread(target=heartbeat, args=(stop,), name="heartbeat").start()  # not a daemon
     if rank == BAD_RANK:
-        # Never stopped on the failing rank: the exception below leaves it running.
-        pass
+        # Not a daemon, and never stopped once the exception below ends the main thread.
+        threading.Thread(target=heartbeat, args=(stop,), name="heartbeat").start()
     model = nn.parallel.DistributedDataParallel(nn.Linear(20, NUM_CLASSES))
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     g = torch.Generator().manual_seed(rank)
