@@ -35,7 +35,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
     /// Seconds the command may keep running after a process failed, before it is stopped
-    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
     pub grace: f64,
     /// Pass output through pipes even on a terminal (no pseudo-terminal)
     #[arg(long)]
