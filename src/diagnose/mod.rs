@@ -169,19 +169,17 @@ fn apply_frames(kb: &'static KnowledgeBase, f: &mut Failure<'_>, tb: &Traceback,
         // A synchronous traceback ends inside the op that raised; an index error inside
         // one_hot is a class target out of range.
         Strength::HostCheck | Strength::Assertion if bad_value_cause => {
-            if synchronous {
-                if let Some((op, cause)) = bad_value_op_in_frames(kb, tb) {
-                    f.op = Some(op);
-                    f.cause = Some(cause);
-                }
+            if let Some((op, cause)) = bad_value_op_in_frames(kb, tb).filter(|_| synchronous) {
+                f.op = Some(op);
+                f.cause = Some(cause);
             }
         }
         // Host-side checks raise at the call itself; an illegal access is only noticed later.
         Strength::HostCheck => {
-            if f.cause.as_deref() != Some("illegal-memory-access") {
-                if let Some(op) = op_in_frames(kb, tb) {
-                    f.op = Some(op.name.clone());
-                }
+            if let Some(op) =
+                op_in_frames(kb, tb).filter(|_| f.cause.as_deref() != Some("illegal-memory-access"))
+            {
+                f.op = Some(op.name.clone());
             }
         }
         // A CUDA assert error with no assertion line in the log: synchronous and inside an
@@ -652,9 +650,10 @@ fn locating_traceback<'a>(stream: &Stream<'a>, root: &Failure<'a>) -> Option<(us
         }
     }
     if root.strength == Strength::Peer {
-        let dumps =
+        let mut dumps =
             stream.tracebacks.iter().filter(|(_, tb)| tb.style == Style::Faulthandler && with_user(tb));
-        if let Some(&(si, tb)) = dumps.clone().find(|(_, tb)| tb.current_thread).or_else(|| dumps.last()) {
+        if let Some(&(si, tb)) = dumps.clone().find(|(_, tb)| tb.current_thread).or_else(|| dumps.next_back())
+        {
             return Some((si, tb));
         }
     }

@@ -146,6 +146,9 @@ pub fn scan<R: Read>(input: R, source: &str, rank: Option<u32>) -> std::io::Resu
     Ok(scan)
 }
 
+/// What makes two assertion lines the same group: rank, condition, line, kernel, file name.
+type GroupKey = (Option<u32>, String, Option<u64>, String, String);
+
 struct ScanState {
     scan: LogScan,
     default_rank: Option<u32>,
@@ -154,7 +157,7 @@ struct ScanState {
     chain_markers: HashMap<Option<u32>, u64>,
     dsa: DsaReport,
     dsa_rank: Option<u32>,
-    group_index: HashMap<(Option<u32>, String, Option<u64>, String, String), usize>,
+    group_index: HashMap<GroupKey, usize>,
 }
 
 impl ScanState {

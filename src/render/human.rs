@@ -56,14 +56,9 @@ fn render_diagnosis(out: &mut String, d: &Diagnosis, p: &Palette) {
         if d.cause == "cascade" || d.cause == "distributed-peer-failure" { p.warning } else { p.error };
     let _ = writeln!(out, "{level}error[{}]{}{}: {}{}", d.cause, p.reset, p.bold, d.title, p.reset);
     let surfaced = d.evidence.iter().any(|e| e.kind == "surfaced");
-    match &d.location {
-        Some(loc) => write_location(
-            out,
-            p,
-            loc,
-            Some(if surfaced { "the error surfaced here, not where it happened" } else { "here" }),
-        ),
-        None => {}
+    if let Some(loc) = &d.location {
+        let label = if surfaced { "the error surfaced here, not where it happened" } else { "here" };
+        write_location(out, p, loc, Some(label));
     }
     let gutter = " ".repeat(line_width(d.location.as_ref()));
     for e in &d.evidence {
