@@ -39,7 +39,9 @@ pub fn parse(text: &str) -> Option<AssertionLine> {
     let location = text[..start].trim_end();
     let (place, block, thread) = split_block_thread(location);
     let (file, line, kernel) = split_place(place);
-    if file.is_empty() {
+    // A terminal that wrapped the line leaves the condition without its location; the
+    // condition alone still names the check.
+    if file.is_empty() && (condition.is_empty() || !rest[end..].starts_with("` failed")) {
         return None;
     }
     Some(AssertionLine { file, line, kernel, condition, block, thread, message: None })
@@ -233,6 +235,12 @@ mod tests {
         assert_eq!(a.line, Some(70));
         assert_eq!(a.kernel, "MultiMarginLoss_forward_kernel");
         assert_eq!(a.block.as_deref(), Some("[37,0,0]"));
+    }
+
+    #[test]
+    fn wrapped_line_keeps_the_condition() {
+        let a = parse("Assertion `srcIndex < srcSelectDimSize` failed.").unwrap();
+        assert_eq!((a.file.as_str(), a.condition.as_str()), ("", "srcIndex < srcSelectDimSize"));
     }
 
     #[test]
