@@ -201,6 +201,19 @@ fn apply_frames(kb: &'static KnowledgeBase, f: &mut Failure<'_>, tb: &Traceback,
     }
 }
 
+/// Whether a user-level op is one of those that reach an assertion site (its `ops`:
+/// `F.one_hot`, `Tensor.index_select`, `tensor[idx] (...)`).
+fn site_reaches(site: &crate::kb::AssertSite, op: &str) -> bool {
+    site.op == op
+        || site.ops.iter().any(|entry| {
+            let name = entry.split(" (").next().unwrap_or(entry);
+            let last = name.rsplit('.').next().unwrap_or(name).trim_end_matches("()");
+            last.eq_ignore_ascii_case(op)
+                || last.trim_end_matches('_') == op.trim_end_matches('_')
+                || (op == "index" && name.starts_with("tensor[idx]"))
+        })
+}
+
 fn is_bad_value_cause(cause: &str) -> bool {
     matches!(cause, "target-out-of-range" | "embedding-index-out-of-range" | "index-out-of-bounds")
 }
@@ -503,11 +516,19 @@ fn build_diagnosis(
         {
             confidence = Confidence::Medium;
         }
-        // A synchronous traceback (CUDA_LAUNCH_BLOCKING=1) shows which op it was.
-        if let Some((_, tb)) = surfaced {
-            if let Some(exc) = tb.innermost().exception.as_ref() {
-                if is_synchronous(exc) {
-                    if let Some((frame_op, frame_cause)) = bad_value_op_in_frames(kb, tb) {
+        // A synchronous traceback (CUDA_LAUNCH_BLOCKING=1) shows which op it was, if that op
+        // can reach the kernel that asserted (PyTorch before 1.8 printed no asynchronous
+        // warning at all, so a traceback without one may still be a later call).
+        let site = kb.match_assert(
+            &group.assertion.file,
+            &group.assertion.kernel,
+            &group.assertion.condition,
+            group.assertion.message.as_deref(),
+        );
+        if let (Some((_, tb)), Some(site)) = (surfaced, site) {
+            if tb.innermost().exception.as_ref().is_some_and(is_synchronous) {
+                if let Some((frame_op, frame_cause)) = bad_value_op_in_frames(kb, tb) {
+                    if site_reaches(site.site, &frame_op) {
                         op = Some(frame_op);
                         cause_id = frame_cause;
                     }
