@@ -168,3 +168,23 @@ def test_sigterm_is_forwarded(tmp_path):
     out, _ = child.communicate(timeout=30)
     assert child.returncode == 143
     assert b"got SIGTERM" in out
+
+
+def test_an_assert_the_guard_did_not_see_gets_the_next_step(tmp_path):
+    # A custom CUDA extension's assert, reproduced by printing what the GPU prints: no
+    # guarded op saw the bad value, so run says which checklist step comes next.
+    script = tmp_path / "custom_op.py"
+    script.write_text(textwrap.dedent("""
+        import sys, torch
+        print("ops/csrc/voxelize_cuda.cu:58: scatter_points_kernel: block: [62,0,0], thread: [20,0,0] "
+              "Assertion `voxel_idx < num_voxels` failed.", flush=True)
+        raise RuntimeError("CUDA error: device-side assert triggered\\n"
+                           "CUDA kernel errors might be asynchronously reported at some other API call, "
+                           "so the stacktrace below might be incorrect.")
+        """))
+    proc = run(["--json", "--", sys.executable, str(script)])
+    assert proc.returncode == 1
+    root = json.loads(proc.stdout)["diagnoses"][0]
+    assert root["cause"] == "unknown-device-assert"
+    assert "--blocking" in root["fix"] and "--cpu" in root["fix"]
+    assert "got past the guard" in root["fix"]
