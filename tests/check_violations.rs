@@ -44,7 +44,7 @@ fn one_based_labels_are_named_as_such() {
     py(dir.path(), "import numpy as np\nnp.save('y.npy', np.arange(100) % 10 + 1)");
     let run = check_json(dir.path(), &["y.npy", "--num-classes", "10"], 1);
     let text = run.diagnosis("target-out-of-range")["evidence"][0]["text"].as_str().unwrap().to_string();
-    assert!(text.contains("1-based"), "{text}");
+    assert!(text.contains("1-based") && text.contains("give the model 11 outputs"), "{text}");
     // Without a bound: a warning, and the inferred number of classes.
     let run = check_json(dir.path(), &["y.npy"], 0);
     let notes = run.secondary();
@@ -186,7 +186,7 @@ error[target-out-of-range]: 1 label is >= num_classes 3 (max 3)
    = help: Make every label lie in 0..C-1 or equal ignore_index.
    = note: class target out of range; `assertscope rules target-out-of-range` explains it
 
-error[target-out-of-range]: 1 label is negative (min -1); if -1 marks padding, the loss must skip it: pass --ignore-index -1 and ignore_index=-1 to the loss
+error[target-out-of-range]: 1 label is negative (min -1). -1 looks like a padding label, but the loss skips only labels equal to its ignore_index (-100 unless set): pass ignore_index=-1 to the loss, or pad with the ignore_index. Pass --ignore-index -1 to skip it here as well.
   --> labels.csv:7
    = labels.csv:7: row 5: -1
    = help: Make every label lie in 0..C-1 or equal ignore_index.

@@ -161,16 +161,3 @@ fn the_fast_path_sees_every_known_error() {
 fn every_pattern_compiles() {
     KnowledgeBase::get().check_patterns().unwrap();
 }
-
-#[test]
-fn hints_render_with_their_values() {
-    let kb = KnowledgeBase::get();
-    let values: serde_json::Map<String, serde_json::Value> = serde_json::from_str(
-        r#"{"value": 10, "bound": 10, "max": 10, "min": -3, "metric": "loss", "metric_value": "nan", "metric_line": 4}"#,
-    )
-    .unwrap();
-    for h in &kb.hints {
-        let text = h.render(&values).unwrap_or_else(|| panic!("{}: a placeholder has no value", h.id));
-        assert!(!text.contains('{'), "{}: {text}", h.id);
-    }
-}

@@ -1,13 +1,15 @@
 """The knowledge base (kb/*.toml), read once and cached.
 
 The binary embeds the same files; every word the guard prints about a cause (title,
-explanation, fix, checklist step) comes from causes.toml.
+explanation, fix, checklist step) comes from causes.toml, and every specific hint from
+hints.toml.
 """
 
+import json
 import os
 import threading
 
-__all__ = ["KB_DIR", "load", "cause", "cause_ids"]
+__all__ = ["KB_DIR", "load", "cause", "cause_ids", "hint", "hint_entry", "render"]
 
 KB_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kb")
 
@@ -43,3 +45,49 @@ def cause(cause_id):
 
 def cause_ids():
     return [entry["id"] for entry in load("causes")["cause"]]
+
+
+def hint_entry(hint_id):
+    """The [[hint]] entry with this id (id, cause, text)."""
+    for entry in load("hints")["hint"]:
+        if entry["id"] == hint_id:
+            return entry
+    raise KeyError(f"unknown hint id {hint_id!r} (not in kb/hints.toml)")
+
+
+def render(text, values):
+    """`text` with each `{name}` filled from `values`, as the binary's Hint::render does:
+    strings go in as they are, other values as compact JSON. None if a placeholder has no
+    value or a brace is never closed."""
+    out = []
+    rest = text
+    while True:
+        open_at = rest.find("{")
+        if open_at < 0:
+            break
+        out.append(rest[:open_at])
+        close_at = rest.find("}", open_at)
+        if close_at < 0:
+            return None
+        name = rest[open_at + 1 : close_at]
+        if name not in values:
+            return None
+        value = values[name]
+        out.append(value if isinstance(value, str) else _json(value))
+        rest = rest[close_at + 1 :]
+    out.append(rest)
+    return "".join(out)
+
+
+def _json(value):
+    # serde_json's compact form: no spaces after separators, non-ASCII kept.
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def hint(hint_id, **values):
+    """The text of a hint with its placeholders filled. A missing id or value is a
+    programming error (a test renders every hint the guard uses), so it raises."""
+    text = render(hint_entry(hint_id)["text"], values)
+    if text is None:
+        raise KeyError(f"hint {hint_id!r} needs a value that was not given (given: {sorted(values)})")
+    return text

@@ -4,7 +4,7 @@
 use crate::kb::KnowledgeBase;
 use crate::log::LogScan;
 use crate::report::Evidence;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 /// Numbers in the explanatory message of a `[CUDA_KERNEL_ASSERT]` line, e.g. the
 /// `output_size` argument (5) ... the `repeats` tensor (3).
@@ -33,7 +33,7 @@ pub fn from_stated_sizes(
     };
     for key in keys {
         // The last statement before the failure is the one in force.
-        let stated = scan.sizes.iter().filter(|s| s.key == *key && s.log_line <= before_line.max(1)).last();
+        let stated = scan.sizes.iter().rev().find(|s| s.key == *key && s.log_line <= before_line.max(1));
         let Some(stated) = stated.or_else(|| scan.sizes.iter().find(|s| s.key == *key)) else { continue };
         if values.contains_key(*key) {
             continue;
@@ -58,28 +58,40 @@ pub fn from_stated_sizes(
     }
 }
 
-/// Hints from kb/hints.toml whose pattern the values show.
+/// Hints from kb/hints.toml whose pattern the values show, rendered with the values
+/// their placeholders name.
 pub fn hints(kb: &KnowledgeBase, cause: &str, values: &Map<String, Value>) -> Vec<String> {
     let int = |k: &str| values.get(k).and_then(Value::as_i64);
-    let mut ids: Vec<&str> = Vec::new();
-    match cause {
+    let chosen: Option<(&str, Value)> = match cause {
         "target-out-of-range" => match (int("value"), int("bound")) {
-            (Some(255), _) => ids.push("void-label-255"),
-            (Some(v), Some(b)) if v == b => ids.push("one-based-labels"),
-            (Some(v), _) if v < 0 && v != -100 => ids.push("padding-label"),
-            _ => {}
+            (Some(255), _) => Some(("void-label-255", json!({}))),
+            (Some(v), Some(b)) if v == b => {
+                Some(("one-based-labels", json!({"max": v, "last": v - 1, "needed": v + 1})))
+            }
+            (Some(v), Some(b)) if v > b => {
+                Some(("head-too-small", json!({"max": v, "bound": b, "needed": v + 1, "last": b - 1})))
+            }
+            (Some(v), _) if v < 0 && v != -100 => Some(("padding-label", json!({ "value": v }))),
+            _ => None,
         },
-        "embedding-index-out-of-range" => {
-            if int("value").is_some() && int("bound").is_some() {
-                ids.push("tokens-added-without-resize");
-            }
-        }
-        "nan-inf" => {
-            if values.contains_key("metric") {
-                ids.push("nan-before-range-check");
-            }
-        }
-        _ => {}
-    }
-    ids.iter().filter_map(|id| kb.hint(id)?.render(values)).collect()
+        "embedding-index-out-of-range" => match (int("value"), int("bound")) {
+            (Some(v), Some(b)) => Some(("tokens-added-without-resize", json!({"value": v, "bound": b}))),
+            _ => None,
+        },
+        "nan-inf" => match (values.get("metric"), values.get("metric_value"), values.get("metric_line")) {
+            (Some(metric), Some(value), Some(line)) => Some((
+                "nan-before-range-check",
+                json!({"metric": metric, "metric_value": value, "metric_line": line}),
+            )),
+            _ => None,
+        },
+        _ => None,
+    };
+    chosen
+        .and_then(|(id, filled)| match filled {
+            Value::Object(filled) => kb.hint(id)?.render(&filled),
+            _ => None,
+        })
+        .into_iter()
+        .collect()
 }

@@ -115,7 +115,9 @@ pub struct Hint {
 }
 
 impl Hint {
-    /// The text with `{name}` placeholders filled from `values`; None if one is missing.
+    /// The text with `{name}` placeholders filled from `values`: strings as they are, other
+    /// values as compact JSON. None if a placeholder has no value or a brace is never
+    /// closed. The Python package's `kb.render` follows the same rules.
     pub fn render(&self, values: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
         let mut out = String::with_capacity(self.text.len());
         let mut rest = self.text.as_str();

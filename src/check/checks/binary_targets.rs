@@ -6,9 +6,10 @@
 //! Example: labels -1/1 from an SVM-style dataset, with `--task binary`.
 //! Fix: map targets to 0/1 (`(y + 1) / 2`), or use cross_entropy for class ids.
 
-use super::{count, Context, Finding, Severity};
+use super::{count, hint, Context, Finding, Severity};
 use crate::check::read::Layout;
 use crate::check::Task;
+use serde_json::json;
 
 pub fn check(ctx: &Context) -> Vec<Finding> {
     let multi_hot =
@@ -26,11 +27,9 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
                     "binary-targets",
                     "bce-input-range",
                     Severity::Error,
-                    format!(
-                        "{} outside [0, 1] (min {min}, max {max})",
-                        count(ex.count, "target is", "targets are")
-                    ),
+                    format!("{} outside [0, 1]", count(ex.count, "target is", "targets are")),
                 )
+                .then(&hint("bce-target-range", json!({"min": min, "max": max})))
                 .examples(ex)
                 .value("min", min)
                 .value("max", max),
@@ -47,8 +46,9 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
                 "binary-targets",
                 "bce-input-range",
                 Severity::Error,
-                format!("soft targets range from {} to {}, outside [0, 1]", r.float_min, r.float_max),
+                "soft targets fall outside [0, 1]".to_string(),
             )
+            .then(&hint("bce-target-range", json!({"min": r.float_min, "max": r.float_max})))
             .examples(&r.non_integer),
         );
     }

@@ -7,7 +7,8 @@
 //! Fix: save masks as single-channel (mode "L" or "P") images of class indices, or map
 //! each colour to its class id before training.
 
-use super::{count, Context, Finding, Severity};
+use super::{count, hint, Context, Finding, Severity};
+use serde_json::json;
 
 pub fn check(ctx: &Context) -> Vec<Finding> {
     let ex = &ctx.stats.rare.colour_images;
@@ -18,10 +19,8 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
         "colour-masks",
         "target-shape",
         Severity::Error,
-        format!(
-            "{} colours, not class indices: save masks as single-channel (\"L\" or \"P\") images",
-            count(ex.count, "mask holds", "masks hold")
-        ),
+        format!("{} colours, not class indices", count(ex.count, "mask holds", "masks hold")),
     )
+    .then(&hint("colour-masks", json!({})))
     .examples(ex)]
 }

@@ -7,10 +7,11 @@
 //! Fix: convert once where the dataset builds targets (`torch.as_tensor(y,
 //! dtype=torch.long)`), after checking every value is a whole number.
 
-use super::{count, Context, Finding, Severity};
+use super::{count, hint, thousands, Context, Finding, Severity};
 use crate::check::stats::Sample;
 use crate::check::Task;
 use crate::report::Confidence;
+use serde_json::json;
 
 pub fn check(ctx: &Context) -> Vec<Finding> {
     if matches!(ctx.task, Task::Binary | Task::Multilabel) {
@@ -49,8 +50,12 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
             "float-ids",
             "target-dtype",
             Severity::Error,
-            format!("{noun} are {how}: they become float targets; convert them with .long() (all {} are whole numbers)", crate::check::checks::thousands(r.whole_floats)),
+            format!(
+                "{noun} are {how}: they become float targets (all {} are whole numbers)",
+                thousands(r.whole_floats)
+            ),
         )
+        .then(&hint("ids-to-int64", json!({})))
         .confidence(Confidence::Medium)
         .value("float_values", r.whole_floats)];
     }

@@ -1,6 +1,7 @@
 //! The checks, one per file. Each reads the merged stats of a run and says, in one line,
 //! what is wrong, with the first offending positions and the numbers behind it. Causes
-//! and their words come from the knowledge base (`kb/causes.toml`).
+//! and their words come from the knowledge base (`kb/causes.toml`), and so do the hints
+//! that follow a finding when the values show a well-known pattern (`kb/hints.toml`).
 
 mod binary_targets;
 mod colour_masks;
@@ -20,6 +21,7 @@ mod unseen_classes;
 
 use super::stats::{Example, Examples, Stats};
 use super::{Bound, CheckOptions, Outcome, Task};
+use crate::kb::KnowledgeBase;
 use crate::report::Confidence;
 use serde_json::{json, Map, Value};
 
@@ -71,6 +73,27 @@ impl Finding {
         self.confidence = c;
         self
     }
+
+    /// Adds a sentence (a hint, or how to tell `check` about it) after the message.
+    fn then(mut self, sentence: &str) -> Finding {
+        let separator = if self.message.ends_with('.') { " " } else { ". " };
+        self.message = format!("{}{separator}{sentence}", self.message);
+        self
+    }
+}
+
+/// The text of hint `id` of `kb/hints.toml`, its `{name}` placeholders filled from
+/// `values` (a JSON object). A test renders every hint the checks use with the values they
+/// pass, so a missing id or value is a programming error.
+fn hint(id: &str, values: Value) -> String {
+    let values = match values {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    KnowledgeBase::get()
+        .hint(id)
+        .and_then(|h| h.render(&values))
+        .unwrap_or_else(|| panic!("hint {id:?} is not in the knowledge base or lacks a value"))
 }
 
 /// What every check may look at.
@@ -144,7 +167,7 @@ pub fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

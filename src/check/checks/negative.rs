@@ -6,8 +6,9 @@
 //! Example: `-1` marking unlabeled rows while `CrossEntropyLoss()` ignores `-100`.
 //! Fix: pass the padding value as `ignore_index`, or drop those rows.
 
-use super::{count, Context, Finding, Severity};
+use super::{count, hint, Context, Finding, Severity};
 use crate::check::Task;
+use serde_json::json;
 
 pub fn check(ctx: &Context) -> Vec<Finding> {
     let ex = &ctx.stats.rare.negative;
@@ -16,17 +17,28 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
     }
     let (min, _) = ctx.min_max().unwrap_or((0, 0));
     let noun = ctx.noun();
-    let padding = [-1i64, -100].into_iter().find(|v| ctx.stats.count_of(*v).unwrap_or(0) > 0);
+    let padding = [-1i64, -100]
+        .into_iter()
+        .find(|v| Some(*v) != ctx.opts.ignore_index && ctx.stats.count_of(*v).unwrap_or(0) > 0);
     let verb = if ex.count == 1 { "is" } else { "are" };
     let mut message =
         format!("{} {verb} negative (min {min})", count(ex.count, noun.trim_end_matches('s'), noun));
-    match (padding, ctx.opts.ignore_index) {
-        (Some(p), None) => message.push_str(&format!(
-            "; if {p} marks padding, the loss must skip it: pass --ignore-index {p} and ignore_index={p} to the loss"
-        )),
-        (Some(p), Some(i)) => message.push_str(&format!("; {p} is not the ignore index {i}")),
-        _ => {}
+    if let (Some(p), Some(i)) = (padding, ctx.opts.ignore_index) {
+        message.push_str(&format!(", and {p} is not the ignore index {i}"));
     }
-    let finding = Finding::new("negative", ctx.id_cause(), Severity::Error, message).examples(ex);
-    vec![ctx.with_range(finding)]
+    let mut finding = Finding::new("negative", ctx.id_cause(), Severity::Error, message);
+    match padding {
+        _ if ctx.task == Task::Tokens => {
+            let shown = padding.unwrap_or(min).to_string();
+            finding = finding.then(&hint("negative-embedding-ids", json!({ "values": shown })));
+        }
+        Some(p) => {
+            finding = finding.then(&hint("padding-label", json!({ "value": p })));
+            if ctx.opts.ignore_index.is_none() {
+                finding = finding.then(&format!("Pass --ignore-index {p} to skip it here as well."));
+            }
+        }
+        None => {}
+    }
+    vec![ctx.with_range(finding.examples(ex))]
 }

@@ -6,8 +6,9 @@
 //! Example: labels 1..10 from a spreadsheet and a 10-way head.
 //! Fix: subtract 1 (`y - 1`), or size the head as max + 1.
 
-use super::{Context, Finding, Severity};
+use super::{hint, Context, Finding, Severity};
 use crate::check::Task;
+use serde_json::json;
 
 /// Min 1, max equal to the bound, and no zero.
 pub fn looks_one_based(ctx: &Context, bound: i64) -> bool {
@@ -23,12 +24,9 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
             "one-based",
             "target-out-of-range",
             Severity::Warning,
-            format!(
-                "{} start at 1 (min 1, max {max}, no 0): with num_classes = {max} the label {max} is out of range; subtract 1, or use num_classes = {}",
-                ctx.noun(),
-                max + 1
-            ),
+            format!("{} start at 1 (min 1, max {max}, no 0)", ctx.noun()),
         )
+        .then(&hint("one-based-labels", json!({"max": max, "last": max - 1, "needed": max + 1})))
         .value("min", 1)
         .value("max", max)],
         _ => Vec::new(),

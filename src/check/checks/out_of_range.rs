@@ -6,7 +6,7 @@
 //! Example: `--num-classes 10` and a label 10 in row 17.
 //! Fix: size the head or the embedding from the data, or remap the ids.
 
-use super::{count, one_based, thousands, Context, Finding, Severity};
+use super::{count, hint, one_based, Context, Finding, Severity};
 use crate::check::Task;
 use serde_json::json;
 
@@ -17,12 +17,13 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
     }
     let (_, max) = ctx.min_max().unwrap_or((0, 0));
     let noun = ctx.noun();
-    let mut message = if one_based::looks_one_based(ctx, bound.value) {
+    let one_based = one_based::looks_one_based(ctx, bound.value);
+    let message = if one_based {
         format!(
-            "{noun} look 1-based: min 1, max {max} == {} {}, and class 0 never appears ({} {noun} == {max})",
+            "{} {} {} (min 1, max {max}, and 0 never appears)",
+            count(ex.count, &format!("{} equals", noun.trim_end_matches('s')), &format!("{noun} equal")),
             bound.name,
-            bound.value,
-            thousands(ex.count)
+            bound.value
         )
     } else {
         format!(
@@ -32,20 +33,22 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
             bound.value
         )
     };
+    let mut finding = Finding::new("out-of-range", ctx.id_cause(), Severity::Error, message);
+    if one_based && ctx.task != Task::Tokens {
+        finding =
+            finding.then(&hint("one-based-labels", json!({"max": max, "last": max - 1, "needed": max + 1})));
+    }
     let bad = bad_values(ctx, bound.value);
     if ctx.task == Task::Segmentation && ctx.opts.ignore_index.is_none() && bad.iter().any(|(v, _)| *v == 255)
     {
-        message.push_str(
-            "; 255 is the usual void label: pass --ignore-index 255 (and ignore_index=255 to the loss)",
-        );
+        finding = finding
+            .then(&hint("void-label-255", json!({})))
+            .then("Pass --ignore-index 255 to skip it here as well.");
     }
-    let finding = Finding::new("out-of-range", ctx.id_cause(), Severity::Error, message)
-        .examples(ex)
-        .value("bound", bound.value)
-        .value(
-            "bad_values",
-            json!(bad.iter().map(|(v, c)| json!({"value": v, "count": c})).collect::<Vec<_>>()),
-        );
+    let finding = finding.examples(ex).value("bound", bound.value).value(
+        "bad_values",
+        json!(bad.iter().map(|(v, c)| json!({"value": v, "count": c})).collect::<Vec<_>>()),
+    );
     vec![ctx.with_range(finding)]
 }
 

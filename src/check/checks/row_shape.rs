@@ -7,10 +7,11 @@
 //! Fix: `y.argmax(1)` for one-hot rows, `y.squeeze(1)` for `[N, 1]`; multi-hot rows are
 //! multilabel data for `BCEWithLogitsLoss` (`--task multilabel`).
 
-use super::{count, Context, Finding, Severity};
+use super::{count, hint, Context, Finding, Severity};
 use crate::check::read::Layout;
 use crate::check::Task;
 use crate::report::Confidence;
+use serde_json::json;
 
 pub fn check(ctx: &Context) -> Vec<Finding> {
     let layout = ctx.outcome.column.layout;
@@ -26,11 +27,9 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
             "row-shape",
             "target-shape",
             Severity::Error,
-            format!(
-                "targets have shape {}: class-index targets must be 1-D ([N]); squeeze the last dimension",
-                shape(ctx)
-            ),
+            format!("targets have shape {}", shape(ctx)),
         )
+        .then(&hint("target-n-by-1", json!({})))
         .confidence(Confidence::Medium)];
     }
     let rows = ctx.stats.lengths.rows.max(p.rows);
@@ -42,22 +41,19 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
             "row-shape",
             "target-shape",
             Severity::Error,
-            format!(
-                "every row is a one-hot vector (shape {}), not a class index: use y.argmax(1)",
-                shape(ctx)
-            ),
+            format!("every row is a one-hot vector (shape {}), not a class index", shape(ctx)),
         )
+        .then(&hint("target-one-hot", json!({})))
         .examples(&p.one_hot)
     } else if p.binary == p.rows && !p.multi_hot.is_empty() {
         Finding::new(
             "row-shape",
             "target-shape",
             Severity::Error,
-            format!(
-                "rows are multi-hot ({} with several 1s): this is multilabel data; use --task multilabel and BCEWithLogitsLoss",
-                count(p.multi_hot.count, "row", "rows")
-            ),
+            format!("rows are multi-hot ({} with several 1s)", count(p.multi_hot.count, "row", "rows")),
         )
+        .then(&hint("multi-hot-rows", json!({})))
+        .then("Check them with --task multilabel.")
         .examples(&p.multi_hot)
     } else {
         Finding::new(

@@ -6,8 +6,9 @@
 //! Example: `y.npy` saved as int32.
 //! Fix: `.long()` where the dataset builds targets, or save as int64.
 
-use super::{Context, Finding, Severity};
+use super::{hint, Context, Finding, Severity};
 use crate::check::Task;
+use serde_json::json;
 
 pub fn check(ctx: &Context) -> Vec<Finding> {
     let dtype = ctx.outcome.column.dtype.as_str();
@@ -24,7 +25,8 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
         "storage-dtype",
         "target-dtype",
         Severity::Note,
-        format!("{} are stored as {dtype}: convert them with .long() before the loss", ctx.noun()),
+        format!("{} are stored as {dtype}", ctx.noun()),
     )
+    .then(&hint("ids-to-int64", json!({})))
     .value("dtype", dtype)]
 }

@@ -7,7 +7,8 @@
 //! Fix: map names to ids once (`label2id = {n: i for i, n in enumerate(sorted(names))}`)
 //! and store the ids.
 
-use super::{count, Context, Finding, Severity};
+use super::{count, hint, Context, Finding, Severity};
+use serde_json::json;
 
 pub fn check(ctx: &Context) -> Vec<Finding> {
     let ex = &ctx.stats.rare.text;
@@ -15,10 +16,13 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
         return Vec::new();
     }
     let all = ex.count == ctx.stats.value_count();
-    let message = if all {
-        format!("the {} are text, not class ids: map the names to ids (label2id) before training", ctx.noun())
+    let finding = if all {
+        let message = format!("the {} are text, not class ids", ctx.noun());
+        Finding::new("text-values", "target-dtype", Severity::Error, message)
+            .then(&hint("label-names-to-ids", json!({})))
     } else {
-        format!("{} text, not a number", count(ex.count, "value is", "values are"))
+        let message = format!("{} text, not a number", count(ex.count, "value is", "values are"));
+        Finding::new("text-values", "target-dtype", Severity::Error, message)
     };
-    vec![Finding::new("text-values", "target-dtype", Severity::Error, message).examples(ex)]
+    vec![finding.examples(ex)]
 }

@@ -5,6 +5,7 @@ import torch
 from .._engine import Check, checkable
 from .._rules import RangeRule
 from .._analysis import range_report, interval, plural
+from ... import kb
 from ...errors import Finding
 
 __all__ = ["is_index_tensor", "dim_size", "IndexRangeCheck"]
@@ -30,7 +31,8 @@ class IndexRangeCheck(Check):
     """An op whose kernel asserts that one index tensor lies in a range along one dimension.
 
     Subclasses set `op`, `cause`, `index` (the parameter name) and implement `bounds(call)`
-    -> (low, high, what) or None, where `what` names the range ("dimension 1 (size 32)").
+    -> (low, high, what) or None, where `what` names what is indexed ("dimension 1 of a
+    tensor of shape [4, 32]").
     """
 
     cause = "index-out-of-bounds"
@@ -51,16 +53,11 @@ class IndexRangeCheck(Check):
 
     def hint(self, call, facts, low, high, what):
         if facts["min"] is not None and facts["min"] < 0 and low == 0:
-            return (
-                f"{self.op} does not wrap negative indices: the index holds {facts['min']}. Mask padding "
-                "values (-1, -100) before the call and drop their results afterwards."
-            )
+            return kb.hint("negative-index-not-wrapped", op=self.op, min=facts["min"])
         if facts["max"] is not None and high is not None and facts["max"] >= high:
-            return (
-                f"the indices go up to {facts['max']}, but {what} allows at most {high - 1}: the indexed "
-                "tensor is smaller than the code that made the indices assumes (a table or cache built "
-                "for a shorter length, ids counted from 1, indices computed before a crop or filter)."
-            )
+            return kb.hint("index-past-tensor", value=facts["max"], range=interval(low, high), what=what)
+        if facts["min"] is not None and facts["min"] < low:
+            return kb.hint("index-past-tensor", value=facts["min"], range=interval(low, high), what=what)
         return None
 
     def tensors(self, call):
@@ -70,7 +67,11 @@ class IndexRangeCheck(Check):
         low, high, what = self.bounds(call)
         suffix, facts = range_report(rule.tensor, low, high)
         count = facts["bad_count"]
-        found = f"{count} of {facts['numel']} {plural(facts['numel'], 'index')} outside {interval(low, high)} ({what}): {suffix}"
+        note = "; negative indices are not allowed" if low == 0 else ""
+        found = (
+            f"{count} of {facts['numel']} {plural(facts['numel'], 'index')} outside {interval(low, high)} "
+            f"({what}{note}): {suffix}"
+        )
         return Finding(self.cause, found, facts, self.tensors(call), self.hint(call, facts, low, high, what))
 
 

@@ -13,8 +13,9 @@ Plain ints and slices are checked by PyTorch on the host and cost the guard noth
 
 import torch
 
+from ... import kb
 from ...errors import Finding
-from .._analysis import looks_like_positions, plural, range_report
+from .._analysis import interval, looks_like_positions, plural, range_report
 from .._engine import Call, Check, run, skip_call
 from .._rules import RangeRule
 from ._common import is_index_tensor
@@ -138,16 +139,13 @@ class AdvancedIndexCheck(Check):
             f"{rule.dim} (size {size}) outside [-{size}, {size}): {suffix}"
         )
         if looks_like_positions(rule.tensor) and facts["max"] >= size:
-            hint = (
-                f"these look like position ids (each row counts up by one) into a table of {size} "
-                f"positions: the sequence ({rule.tensor.shape[-1]}) is longer than the table (a rotary "
-                "or position cache built for a shorter length); build it for the maximum length or truncate."
-            )
+            hint = kb.hint("positions-past-table", bound=size, length=rule.tensor.shape[-1])
         else:
-            hint = (
-                f"index {facts['max'] if facts['max'] >= size else facts['min']} does not fit dimension "
-                f"{rule.dim} of a tensor of shape {list(target.shape)} (negative indices wrap once, down "
-                f"to -{size}): the indexed tensor is smaller than the code that made the indices assumes."
+            hint = kb.hint(
+                "index-past-tensor",
+                value=facts["max"] if facts["max"] >= size else facts["min"],
+                range=interval(-size, size),
+                what=f"dimension {rule.dim} of a tensor of shape {list(target.shape)}",
             )
         tensors = [("index", rule.tensor), ("input", target)]
         return Finding("index-out-of-bounds", found, facts, tensors, hint)

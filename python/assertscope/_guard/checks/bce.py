@@ -9,6 +9,7 @@ Fix: BCEWithLogitsLoss on the logits; 0/1 targets; find where the NaN starts.
 
 import torch
 
+from ... import kb
 from ...errors import Finding
 from .._analysis import locate, positions_text, plural
 from .._engine import Check, checkable
@@ -54,24 +55,13 @@ class BinaryCrossEntropyCheck(Check):
         if nan_count:
             found += f" ({nan_count} NaN)"
         cause = "nan-inf" if only_nan else "bce-input-range"
+        low, high = number(facts["min"]), number(facts["max"])
         if only_nan:
-            hint = (
-                f"the {which} holds NaN ({nan_count} of {facts['numel']}): the model or the data went NaN "
-                "before the loss; find the first NaN upstream (`torch.autograd.set_detect_anomaly(True)`, "
-                "`torch.isfinite(x).all()` on the inputs)."
-            )
+            hint = kb.hint("nan-reached-loss", which=which, nan_count=nan_count, numel=facts["numel"])
         elif which == "input":
-            hint = (
-                f"the input looks like raw logits (min {number(facts['min'])}, max {number(facts['max'])}): "
-                "use nn.BCEWithLogitsLoss (or F.binary_cross_entropy_with_logits) on the logits, or apply "
-                "torch.sigmoid first."
-            )
+            hint = kb.hint("bce-raw-logits", min=low, max=high)
         else:
-            hint = (
-                f"targets must be 0/1 or soft labels in [0, 1] (min {number(facts['min'])}, max "
-                f"{number(facts['max'])}): map -1/1 labels with `(y + 1) / 2`; class ids 0..K need "
-                "CrossEntropyLoss."
-            )
+            hint = kb.hint("bce-target-range", min=low, max=high)
         tensors = [(name, call.get(name)) for name in ("input", "target")]
         return Finding(cause, found, facts, tensors, hint)
 

@@ -12,6 +12,7 @@ Fix: remap labels to 0..C-1, size the head from the data, pass ignore_index for 
 
 import torch
 
+from ... import kb
 from ...errors import Finding
 from .._analysis import interval, looks_one_based, plural, range_report
 from .._engine import Check, checkable
@@ -21,40 +22,25 @@ from ._common import is_index_tensor
 LARGE_VOCABULARY = 1000  # more classes than this: the "classes" are probably tokens
 
 
-def class_hint(facts, classes, ignore_index, what="the model has"):
+def class_hint(facts, classes, ignore_index, op, has_ignore_index=True):
     """The specific fix for out-of-range class labels, from the shape of the bad values."""
     bad = facts["distinct_bad_values"]
-    low, high = facts["min"], facts["max"]
+    high = facts["max"]
     if looks_one_based(facts, classes):
-        return (
-            f"the labels look 1-based (min 1, max {high} == C): subtract 1 (`target - 1`), or give "
-            f"the model {classes + 1} outputs if class 0 is real."
-        )
+        return kb.hint("one-based-labels", max=high, last=high - 1, needed=high + 1)
     if bad == [255]:
-        return (
-            "255 is the void/ignore label of segmentation masks (VOC, Cityscapes, ADE20K): pass "
-            "ignore_index=255 to the loss (`nn.CrossEntropyLoss(ignore_index=255)`), and resize "
-            "masks with nearest-neighbour interpolation."
-        )
-    if bad and all(v == -1 for v in bad):
-        ignored = f"ignore_index is {ignore_index}" if ignore_index is not None else "this op has no ignore_index"
-        return f"-1 marks padding here, but {ignored}: pass ignore_index=-1, or pad with -100 (the default)."
+        return kb.hint("void-label-255")
     if bad and all(v < 0 for v in bad):
-        return (
-            f"negative labels ({', '.join(map(str, bad))}): mark padding with the loss's "
-            f"ignore_index ({ignore_index}) or drop those entries."
-        )
+        values = ", ".join(map(str, bad))
+        if not has_ignore_index:
+            return kb.hint("padding-without-ignore-index", op=op, values=values)
+        if all(v == -1 for v in bad):
+            return kb.hint("padding-label", value=-1)
+        return kb.hint("negative-labels", values=values, ignore_index=ignore_index)
     if high is not None and high >= classes:
         if classes >= LARGE_VOCABULARY:
-            return (
-                f"target id {high} >= {classes} logits: the vocabulary grew (tokens added to the "
-                "tokenizer?) without growing the output layer; `model.resize_token_embeddings"
-                "(len(tokenizer))` resizes the LM head too."
-            )
-        return (
-            f"the labels go up to {high} but {what} C = {classes} outputs: build the output layer "
-            f"with num_classes = {high + 1} (or `len(label2id)`), or remap the labels to 0..{classes - 1}."
-        )
+            return kb.hint("lm-head-too-small", max=high, bound=classes)
+        return kb.hint("head-too-small", max=high, bound=classes, needed=high + 1, last=classes - 1)
     return None
 
 
@@ -90,12 +76,12 @@ class ClassTargetCheck(Check):
             return (
                 f"an integer target of the same shape as the logits {list(input.shape)} is read as "
                 "class probabilities: this looks like a one-hot target",
-                "pass class indices of shape [N] (`target.argmax(1)`), or float probabilities (`target.float()`).",
+                kb.hint("target-one-hot"),
             )
         return (
             f"a target of shape {list(target.shape)} for logits {list(input.shape)}: class-index targets "
             "must have shape [N]",
-            "pass `target.squeeze(1)` or `target.view(-1)` (or `target.argmax(1)` for one-hot rows).",
+            kb.hint("target-n-by-1"),
         )
 
     def explain(self, call, rule):
@@ -114,7 +100,8 @@ class ClassTargetCheck(Check):
             f"{facts['bad_count']} of {facts['numel']} {plural(facts['numel'], 'target')} outside "
             f"{interval(self.low, classes)} ({where}): {suffix}"
         )
-        return Finding(self.cause, found, facts, tensors, class_hint(facts, classes, ignore))
+        hint = class_hint(facts, classes, ignore, self.op, self.has_ignore_index)
+        return Finding(self.cause, found, facts, tensors, hint)
 
 
 def is_index_tensor_or_byte(value):

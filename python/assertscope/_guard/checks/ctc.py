@@ -11,6 +11,7 @@ Fix: compute input_lengths after subsampling; keep target ids in 1..C-1 with bla
 
 import torch
 
+from ... import kb
 from ...errors import Finding
 from .._analysis import plural, range_report
 from .._engine import Check, checkable
@@ -63,22 +64,19 @@ class CtcCheck(Check):
         if rule.arg == "input_lengths":
             suffix, facts = range_report(rule.tensor, 0, steps + 1)
             found = f"input_lengths outside [0, {steps}] (T = {steps} time steps in log_probs): {suffix}"
-            hint = (
-                f"an input length of {facts['max']} > T = {steps}: compute input_lengths after the model's "
-                "time subsampling (e.g. `lengths // 4` for two stride-2 layers), not in raw frames."
-            )
+            hint = kb.hint("ctc-input-lengths", length=facts["max"], steps=steps)
             return Finding(self.cause, found, facts, tensors[:1] + tensors[2:], hint)
         if rule.arg == "target_lengths" and isinstance(rule, SumRule):
             total = int(rule.tensor.sum())
             facts = {"sum": total, "bound": rule.total, "min": int(rule.tensor.min())}
             found = f"target_lengths add up to {total}, but the concatenated targets hold {rule.total} ids"
-            hint = "with 1-D targets, target_lengths must be the lengths of the pieces, adding up to targets.numel()."
+            hint = kb.hint("ctc-target-lengths-sum")
             return Finding(self.cause, found, facts, tensors[1:], hint)
         if rule.arg == "target_lengths":
             columns = targets.shape[-1]
             suffix, facts = range_report(rule.tensor, 0, columns + 1)
             found = f"target_lengths outside [0, {columns}] (targets have {columns} columns): {suffix}"
-            hint = "a target length longer than the padded targets: pad the targets to the longest target."
+            hint = kb.hint("ctc-target-length-past-padding")
             return Finding(self.cause, found, facts, tensors[1:], hint)
         bad = rule.bad()
         if isinstance(rule, UsedTargetsRule):
@@ -91,11 +89,8 @@ class CtcCheck(Check):
             suffix, facts = range_report(rule.tensor, 0, classes)
             count = facts["bad_count"]
         found = f"{count} target {plural(count, 'id')} outside [0, {classes}) (C = {classes} classes in log_probs): {suffix}"
-        hint = (
-            f"target ids must be classes of log_probs (0..{classes - 1}, blank included); padding inside "
-            "the first target_length entries of a row, or a vocabulary larger than the output layer, "
-            "puts other values there."
-        )
+        blank = call.get("blank", 0)
+        hint = kb.hint("ctc-target-ids", last=classes - 1, blank=blank if isinstance(blank, int) else 0)
         return Finding(self.cause, found, facts, tensors[:2], hint)
 
 

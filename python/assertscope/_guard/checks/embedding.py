@@ -8,6 +8,7 @@ max_position_embeddings; -100 label padding fed to the embedding.
 Fix: size the table from the vocabulary, `resize_token_embeddings`, truncate sequences.
 """
 
+from ... import kb
 from ...errors import Finding
 from .._analysis import looks_like_positions, plural, range_report
 from .._engine import Check, checkable
@@ -18,24 +19,13 @@ from ._common import is_index_tensor
 def embedding_hint(ids, facts, rows):
     low, high = facts["min"], facts["max"]
     if low is not None and low < 0:
-        return (
-            f"negative ids ({', '.join(map(str, facts['distinct_bad_values']))}) reached the embedding: "
-            "padding such as -100 or -1 must be mapped to a real id (the padding_idx) before the lookup."
-        )
+        negatives = ", ".join(str(v) for v in facts["distinct_bad_values"] if v < 0)
+        return kb.hint("negative-embedding-ids", values=negatives)
     if high is None or high < rows:
         return None
     if looks_like_positions(ids):
-        length = ids.shape[-1]
-        return (
-            f"these look like position ids (each row counts up by one): the sequence is {length} long "
-            f"but the table has {rows} positions; truncate inputs to {rows} tokens "
-            "(max_position_embeddings) or build a longer position table."
-        )
-    return (
-        f"token id {high} >= num_embeddings = {rows}: did you add tokens to the tokenizer without "
-        "`model.resize_token_embeddings(len(tokenizer))`? Otherwise size the table from the final "
-        "vocabulary (`nn.Embedding(len(vocab), dim)`) and map unknown words to an id inside it."
-    )
+        return kb.hint("positions-past-embedding", length=ids.shape[-1], bound=rows)
+    return kb.hint("tokens-added-without-resize", value=high, bound=rows)
 
 
 class EmbeddingCheck(Check):

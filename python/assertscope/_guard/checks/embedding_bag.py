@@ -8,6 +8,7 @@ Example: a category id past the table; offsets built from lengths without a lead
 Fix: size the table from the data; offsets = `torch.cumsum(lengths, 0) - lengths`.
 """
 
+from ... import kb
 from ...errors import Finding
 from .._analysis import locate, plural, positions_text
 from .._engine import checkable
@@ -42,11 +43,7 @@ class EmbeddingBagCheck(EmbeddingCheck):
             f"never decrease, at most {rule.count} = the number of ids): "
             f"{positions_text(values, positions, count)}; offsets begin {facts['first_offsets']}"
         )
-        hint = (
-            "offsets are the start of each bag in the flat list of ids: build them as "
-            "`torch.cumsum(lengths, 0) - lengths` (they begin with 0), or pass a 2-D input of "
-            "equal-length bags without offsets."
-        )
+        hint = kb.hint("embedding-bag-offsets")
         return Finding(self.cause, found, facts, [("offsets", offsets), ("indices", call.get("indices"))], hint)
 
 

@@ -28,10 +28,7 @@ class IndexAlongDimCheck(IndexRangeCheck):
             return None
         dim, size = found
         wraps = self.negatives_allowed or (self.op == "index_select" and target.is_sparse)
-        what = f"dimension {dim} of a tensor of shape {list(target.shape)}"
-        if not wraps:
-            what += f"; {self.op} does not take negative indices"
-        return (-size if wraps else 0), size, what
+        return (-size if wraps else 0), size, f"dimension {dim} of a tensor of shape {list(target.shape)}"
 
 
 _SELECT = IndexAlongDimCheck("index_select")

@@ -9,6 +9,7 @@ Fix: make source.numel() >= mask.sum(); keep the image tokens when truncating pr
 
 import torch
 
+from ... import kb
 from ...errors import Finding
 from .._engine import Check, checkable
 from .._rules import MaskedScatterRule
@@ -35,10 +36,7 @@ class MaskedScatterCheck(Check):
         selected = int(rule.selected())
         facts = {"selected": selected, "source_numel": rule.available, "bad_count": selected - rule.available}
         found = f"the mask selects {selected} elements but the source holds only {rule.available}"
-        hint = (
-            "source must hold at least mask.sum() elements; in vision-language models this means as "
-            "many image features as image-token positions (check prompt truncation)."
-        )
+        hint = kb.hint("masked-scatter-source")
         return Finding(self.cause, found, facts, [("mask", rule.tensor), ("source", call.get("source"))], hint)
 
 

@@ -8,6 +8,7 @@ Fix: pass the indices of the matching max_pool(return_indices=True) and the same
 
 import math
 
+from ... import kb
 from ._common import IndexRangeCheck
 
 
@@ -26,10 +27,7 @@ class MaxUnpoolCheck(IndexRangeCheck):
         return 0, plane, f"the {plane} positions of an output plane of {shape}"
 
     def hint(self, call, facts, low, high, what):
-        return (
-            "max_unpool indices are positions inside one output plane: pass the indices returned by the "
-            "matching max_pool(return_indices=True) on the same input, and the same output_size."
-        )
+        return kb.hint("max-unpool-indices")
 
     def tensors(self, call):
         return [("indices", call.get("indices")), ("input", call.get("input"))]

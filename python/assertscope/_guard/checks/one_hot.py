@@ -6,6 +6,7 @@ Example: `F.one_hot(labels, 10)` with labels up to 10, or -100 padding in the la
 Fix: pass the real number of classes; one_hot has no ignore_index, so mask padding first.
 """
 
+from ... import kb
 from ...errors import Finding
 from .._analysis import interval, plural, range_report
 from .._engine import Check, checkable
@@ -42,12 +43,10 @@ class OneHotCheck(Check):
         )
         hint = None
         if facts["min"] is not None and facts["min"] < 0:
-            hint = (
-                "one_hot has no ignore_index: mask padding (-100, -1) first, e.g. "
-                "`F.one_hot(y.clamp(min=0), C) * (y >= 0).unsqueeze(-1)`."
-            )
+            padding = ", ".join(str(v) for v in facts["distinct_bad_values"] if v < 0)
+            hint = kb.hint("padding-without-ignore-index", op=self.op, values=padding)
         elif high is not None:
-            hint = class_hint(facts, high, None, what="num_classes gives")
+            hint = class_hint(facts, high, None, self.op, has_ignore_index=False)
         return Finding(self.cause, found, facts, [("tensor", rule.tensor)], hint)
 
 

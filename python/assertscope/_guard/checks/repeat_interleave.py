@@ -8,6 +8,7 @@ Fix: drop output_size, or compute it from the same repeats (`int(repeats.sum())`
 
 import torch
 
+from ... import kb
 from ...errors import Finding
 from .._engine import Check, checkable
 from .._rules import RepeatsRule
@@ -57,10 +58,10 @@ class RepeatInterleaveCheck(Check):
         facts = {"sum": total, "output_size": rule.output_size, "negative_count": negatives, "min": int(repeats.min())}
         if negatives:
             found = f"{negatives} negative {'repeat' if negatives == 1 else 'repeats'} (min {facts['min']})"
-            hint = "repeats count copies: they cannot be negative."
+            hint = kb.hint("negative-repeats")
         else:
             found = f"the repeats add up to {total}, but output_size = {rule.output_size}"
-            hint = "drop output_size, or compute it from the same repeats (`int(repeats.sum())`)."
+            hint = kb.hint("repeat-interleave-output-size")
         return Finding(self.cause, found, facts, [("repeats", repeats)], hint)
 
 

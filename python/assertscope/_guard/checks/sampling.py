@@ -11,6 +11,7 @@ Fix: argmax for temperature 0, softmax in float32, sigmoid before bernoulli.
 
 import torch
 
+from ... import kb
 from ...errors import Finding
 from ..._summary import number
 from .._analysis import locate, positions_text, plural
@@ -58,21 +59,11 @@ class MultinomialCheck(Check):
             "positions": positions,
         }
         if facts["nan_rows"] or facts["inf_rows"]:
-            hint = (
-                "NaN or inf probabilities: a temperature of 0 (logits / 0 gives inf, softmax of inf gives "
-                "NaN), fp16 overflow in the logits, or NaN logits. Use argmax when the temperature is 0, "
-                "`softmax(logits / max(t, 1e-5))` otherwise, computed in float32."
-            )
+            hint = kb.hint("probabilities-not-finite")
         elif facts["negative_rows"]:
-            hint = (
-                f"negative probabilities (min {number(p.min().item())}): pass `softmax(logits, -1)`, "
-                "not the logits themselves."
-            )
+            hint = kb.hint("probabilities-from-logits", min=number(p.min().item()), max=number(p.max().item()))
         else:
-            hint = (
-                "a row sums to 0: every entry was masked (a top-k / top-p filter or a mask removed all "
-                "tokens) or the probabilities underflowed; keep at least one entry per row."
-            )
+            hint = kb.hint("probabilities-sum-to-zero")
         return Finding(self.cause, found, facts, [("input", rule.tensor)], hint)
 
 
@@ -97,10 +88,10 @@ class BernoulliCheck(Check):
         found = f"{count} of {facts['numel']} {plural(facts['numel'], 'probability')} outside [0, 1]: {suffix}"
         if nan_count:
             found += f" ({nan_count} NaN)"
-        hint = (
-            "bernoulli takes probabilities in [0, 1]: apply torch.sigmoid to logits first"
-            + (", and find where the NaN comes from." if nan_count else ".")
-        )
+        if nan_count == count:
+            hint = kb.hint("probabilities-not-finite")
+        else:
+            hint = kb.hint("probabilities-from-logits", min=number(facts["min"]), max=number(facts["max"]))
         return Finding(self.cause, found, facts, [("p", rule.tensor)], hint)
 
 
