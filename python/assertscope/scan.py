@@ -31,6 +31,8 @@ import sys
 import time
 import traceback
 
+from assertscope import kb
+
 KEEP = 10
 LABEL_KEYS = ("labels", "label", "targets", "target", "y")
 INPUT_KEYS = ("input_ids", "pixel_values", "inputs", "input", "x", "image", "images", "features")
@@ -339,13 +341,13 @@ class Scanner:
             y = y.long()
         if task == "classification" and y.dim() == 2:
             if y.shape[1] == 1:
-                f = self.finding("target-shape", "label-n1", "error", f"{name} has shape [B, 1]; class targets must be [B] (squeeze(1))")
+                f = self.finding("target-shape", "label-n1", "error", f"{name} has shape [B, 1]. {kb.hint('target-n-by-1')}")
                 f.add(batch_no, indices[:1], [list(y.shape)])
             elif bool(((y == 0) | (y == 1)).all()):
                 hot = (y == 1).sum(1)
                 kind = "one-hot" if bool((hot == 1).all()) else "multi-hot"
-                fix = "use y.argmax(1)" if kind == "one-hot" else "this is multilabel data: use BCEWithLogitsLoss and --task multilabel"
-                f = self.finding("target-shape", "label-onehot", "error", f"{name} rows are {kind} vectors of width {y.shape[1]}, not class indices: {fix}")
+                fix = kb.hint("target-one-hot") if kind == "one-hot" else kb.hint("multi-hot-rows") + " Scan them with --task multilabel."
+                f = self.finding("target-shape", "label-onehot", "error", f"{name} rows are {kind} vectors of width {y.shape[1]}, not class indices. {fix}")
                 f.add(batch_no, indices[:1], [list(y.shape)])
                 return
         self.check_range(batch_no, name, y, indices)

@@ -1,5 +1,7 @@
 import os
+import shutil
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -26,3 +28,19 @@ def check_point():
     import torch
 
     torch.zeros(()).item()
+
+
+def assertscope_binary():
+    """The assertscope binary the tests run: ASSERTSCOPE_BIN, else this checkout's build,
+    else one on PATH."""
+    explicit = os.environ.get("ASSERTSCOPE_BIN")
+    if explicit:
+        return explicit
+    repo = Path(ROOT)
+    for candidate in (repo / "target" / "debug" / "assertscope", repo / "target" / "release" / "assertscope"):
+        if candidate.exists():
+            return str(candidate)
+    found = shutil.which("assertscope")
+    if found:
+        return found
+    pytest.fail("the assertscope binary is not built: run cargo build or set ASSERTSCOPE_BIN")

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import assertscope_binary
 
 pytest.importorskip("torch")
 
@@ -16,8 +17,6 @@ REPO = Path(__file__).resolve().parents[2]
 DDP = REPO / "examples" / "ddp_labels.py"
 
 
-def binary():
-    return os.environ.get("ASSERTSCOPE_BIN") or str(REPO / "target" / "debug" / "assertscope")
 
 
 def free_port():
@@ -29,7 +28,7 @@ def free_port():
 def test_four_rank_torchrun_names_rank_three(tmp_path):
     torchrun = Path(sys.executable).with_name("torchrun")
     proc = subprocess.run(
-        [binary(), "run", "--json", "--", str(torchrun), "--standalone", "--nproc_per_node=4", str(DDP)],
+        [assertscope_binary(), "run", "--json", "--", str(torchrun), "--standalone", "--nproc_per_node=4", str(DDP)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600,
         env={**os.environ, "OMP_NUM_THREADS": "1", "BAD_RANK": "3", "BAD_STEP": "2"},
     )
@@ -50,7 +49,7 @@ def test_one_run_per_process_then_explain_the_report_dir(tmp_path):
     for rank in (0, 1):
         env = {**os.environ, "OMP_NUM_THREADS": "1", "RANK": str(rank), "SLURM_PROCID": str(rank), "LOCAL_RANK": "0",
                "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port, "BAD_RANK": "1", "BAD_STEP": "3"}
-        procs.append(subprocess.Popen([binary(), "run", "--no-pty", "--grace", "5", "--report-dir", str(reports), "--",
+        procs.append(subprocess.Popen([assertscope_binary(), "run", "--no-pty", "--grace", "5", "--report-dir", str(reports), "--",
                                        sys.executable, str(DDP)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env))
     for p in procs:
         p.communicate(timeout=300)
@@ -58,7 +57,7 @@ def test_one_run_per_process_then_explain_the_report_dir(tmp_path):
     names = sorted(p.name for p in reports.iterdir())
     assert any(n.startswith("guard-") for n in names), names
     assert any(n.startswith("output-rank0-") for n in names) and any(n.startswith("output-rank1-") for n in names), names
-    out = subprocess.run([binary(), "explain", "--json", str(reports)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    out = subprocess.run([assertscope_binary(), "explain", "--json", str(reports)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          timeout=60)
     assert out.returncode == 0, out.stderr.decode()
     report = json.loads(out.stdout)

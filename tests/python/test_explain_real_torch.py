@@ -3,30 +3,19 @@ torch, their real output (stdout and stderr together, as a user pipes it) explai
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import assertscope_binary
 
 torch = pytest.importorskip("torch")
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def assertscope_bin():
-    explicit = os.environ.get("ASSERTSCOPE_BIN")
-    if explicit:
-        return explicit
-    for candidate in (REPO / "target" / "debug" / "assertscope", REPO / "target" / "release" / "assertscope"):
-        if candidate.exists():
-            return str(candidate)
-    found = shutil.which("assertscope")
-    if found:
-        return found
-    pytest.fail("the assertscope binary is not built: run cargo build or set ASSERTSCOPE_BIN")
 
 
 def run_script(tmp_path, source, args=(), env=None):
@@ -45,7 +34,7 @@ def run_script(tmp_path, source, args=(), env=None):
 
 
 def explain(log_bytes):
-    proc = subprocess.run([assertscope_bin(), "explain", "--json"], input=log_bytes, stdout=subprocess.PIPE,
+    proc = subprocess.run([assertscope_binary(), "explain", "--json"], input=log_bytes, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, timeout=60)
     assert proc.returncode in (0, 1), proc.stderr.decode()
     return json.loads(proc.stdout), proc.returncode

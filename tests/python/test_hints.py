@@ -14,7 +14,7 @@ import assertscope
 from assertscope import GuardError, kb
 
 from op_cases import CASES
-from test_run_e2e import binary
+from conftest import assertscope_binary
 
 REPO = Path(__file__).resolve().parents[2]
 GUARD = REPO / "python" / "assertscope" / "_guard"
@@ -127,6 +127,6 @@ def test_explain_renders_a_hint_as_python_does(tmp_path, target, hint_id, values
         '  File "train.py", line 12, in <module>\n    loss = F.cross_entropy(logits, y)\n'
         f"IndexError: Target {target} is out of bounds.\n"
     )
-    proc = subprocess.run([binary(), "explain", "--json", str(log)], capture_output=True, text=True)
+    proc = subprocess.run([assertscope_binary(), "explain", "--json", str(log)], capture_output=True, text=True)
     diagnosis = json.loads(proc.stdout)["diagnoses"][0]
     assert diagnosis["fix"].split("\n\n")[0] == kb.hint(hint_id, **values)

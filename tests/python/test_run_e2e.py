@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import assertscope_binary
 
 pytest.importorskip("torch")
 
@@ -18,19 +19,11 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 
 
-def binary():
-    explicit = os.environ.get("ASSERTSCOPE_BIN")
-    if explicit:
-        return explicit
-    built = REPO / "target" / "debug" / "assertscope"
-    if built.exists():
-        return str(built)
-    pytest.fail("the assertscope binary is not built: run cargo build or set ASSERTSCOPE_BIN")
 
 
 def run(args, cwd=REPO, env=None, timeout=600):
     # A private TMPDIR shows whether run leaves anything behind.
-    return subprocess.run([binary(), "run", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    return subprocess.run([assertscope_binary(), "run", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})}, timeout=timeout)
 
 
@@ -138,7 +131,7 @@ def test_a_python_without_torch(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     bare = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
-    proc = subprocess.run([binary(), "run", "--", str(bare / "bin" / "python"), str(script)], stdout=subprocess.PIPE,
+    proc = subprocess.run([assertscope_binary(), "run", "--", str(bare / "bin" / "python"), str(script)], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, env=env, timeout=120)
     assert proc.returncode == 1
     assert b"ModuleNotFoundError: No module named 'torch'" in proc.stderr
@@ -161,7 +154,7 @@ def test_sigterm_is_forwarded(tmp_path):
         print("ready", flush=True)
         time.sleep(60)
         """))
-    child = subprocess.Popen([binary(), "run", "--guard", "off", "--", sys.executable, str(script)],
+    child = subprocess.Popen([assertscope_binary(), "run", "--guard", "off", "--", sys.executable, str(script)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert child.stdout.readline() == b"ready\n"
     child.send_signal(signal.SIGTERM)
