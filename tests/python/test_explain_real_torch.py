@@ -13,7 +13,6 @@ from conftest import assertscope_binary
 
 torch = pytest.importorskip("torch")
 
-REPO = Path(__file__).resolve().parents[2]
 
 
 

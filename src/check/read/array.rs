@@ -353,7 +353,7 @@ impl<'a> Feeder<'a> {
 
     /// Row lengths and one-hot patterns of the whole rows in a block.
     fn rows<T: AsF64>(&self, stats: &mut Stats, bounds: &Bounds, vals: &[T], first: u64) {
-        if self.width <= 1 || !self.row_major || first % self.width != 0 {
+        if self.width <= 1 || !self.row_major || !first.is_multiple_of(self.width) {
             return;
         }
         let two_d = self.spec.shape.len() == 2;
