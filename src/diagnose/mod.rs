@@ -130,7 +130,7 @@ pub fn diagnose(scans: &[LogScan]) -> Report {
             }
         }
         for group in &scan.assertions {
-            let key = attribute_assertion(scan, si, group, &streams);
+            let key = attribute_assertion(scan, si, group);
             streams.entry(key).or_default().failures.push(assertion_failure(kb, si, group));
         }
     }
@@ -149,7 +149,7 @@ pub fn diagnose(scans: &[LogScan]) -> Report {
 
     let mut report = Report::default();
     report.diagnoses.push(build_diagnosis(kb, scans, &streams, root_key, root));
-    report.secondary = secondary(kb, &streams, root_key, root, scans);
+    report.secondary = secondary(&streams, root_key, root, scans);
     report
 }
 
@@ -407,12 +407,7 @@ fn assertion_text(group: &AssertionGroup) -> String {
 
 /// Assertion lines printed by the GPU carry no rank prefix when the launcher prefixes only
 /// Python's output: give them to the rank whose traceback shows the assert error.
-fn attribute_assertion(
-    scan: &LogScan,
-    si: usize,
-    group: &AssertionGroup,
-    streams: &BTreeMap<StreamKey, Stream<'_>>,
-) -> StreamKey {
+fn attribute_assertion(scan: &LogScan, si: usize, group: &AssertionGroup) -> StreamKey {
     if let Some(r) = group.rank {
         return StreamKey::Rank(r);
     }
@@ -427,7 +422,6 @@ fn attribute_assertion(
             matches!(f.role, Role::StickyAssert | Role::Cascade).then_some((t.traceback.log_line, rank))
         })
         .collect();
-    let _ = streams;
     // The first assert error reported after the assertion printed, else the first at all.
     sticky_ranks
         .iter()
@@ -704,7 +698,6 @@ pub fn source_line(file: &str, line: Option<u64>) -> Option<String> {
 }
 
 fn secondary(
-    kb: &'static KnowledgeBase,
     streams: &BTreeMap<StreamKey, Stream<'_>>,
     root_key: StreamKey,
     root: &Failure<'_>,
@@ -768,7 +761,6 @@ fn secondary(
             push(Secondary { cause: c.clone(), text: format!("{who} also failed: {}", short(&f.text, 240)) });
         }
     }
-    let _ = kb;
     out
 }
 
