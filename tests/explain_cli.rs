@@ -107,7 +107,7 @@ fn a_directory_of_rank_logs_is_one_job() {
     .unwrap();
     std::fs::write(
         base.join("1/stderr.log"),
-        "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1236: indexSelectLargeIndex: block: [5,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\nTraceback (most recent call last):\n  File \"/work/lm/train.py\", line 88, in <module>\n    loss.backward()\nRuntimeError: CUDA error: device-side assert triggered\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n",
+        "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1236: indexSelectLargeIndex: block: [5,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\nTraceback (most recent call last):\n  File \"/srv/lm/train.py\", line 88, in <module>\n    loss.backward()\nRuntimeError: CUDA error: device-side assert triggered\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n",
     )
     .unwrap();
     std::fs::write(base.join("2/stderr.log"), "").unwrap();

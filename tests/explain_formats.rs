@@ -59,7 +59,7 @@ const WANT: &[Want] = &[
         log: "printf-values",
         cause: "index-out-of-bounds",
         op: Some("repeat_interleave"),
-        file: Some("/work/tts/align.py"),
+        file: Some("/srv/tts/align.py"),
         line: Some(77),
         rank: None,
     },
