@@ -129,8 +129,9 @@ pub fn diagnose(scans: &[LogScan]) -> Report {
                 streams.entry(key_of(e.rank)).or_default().failures.push(f);
             }
         }
+        let assert_errors = assert_error_ranks(scan);
         for group in &scan.assertions {
-            let key = attribute_assertion(scan, si, group);
+            let key = attribute_assertion(&assert_errors, si, group);
             streams.entry(key).or_default().failures.push(assertion_failure(kb, si, group));
         }
     }
@@ -405,29 +406,36 @@ fn assertion_text(group: &AssertionGroup) -> String {
     s
 }
 
+/// Whether a traceback ends in the CUDA error an assert leaves behind, or a follow-on.
+fn shows_assert_error(tb: &Traceback) -> bool {
+    tb.innermost().exception.as_ref().is_some_and(|e| {
+        KnowledgeBase::get()
+            .match_followon(&full_first_line(e))
+            .is_some_and(|f| matches!(f.role, Role::StickyAssert | Role::Cascade))
+    })
+}
+
+/// (log line, rank) of each ranked traceback that shows an assert error.
+fn assert_error_ranks(scan: &LogScan) -> Vec<(u64, u32)> {
+    scan.tracebacks
+        .iter()
+        .filter(|t| shows_assert_error(&t.traceback))
+        .filter_map(|t| Some((t.traceback.log_line, t.rank?)))
+        .collect()
+}
+
 /// Assertion lines printed by the GPU carry no rank prefix when the launcher prefixes only
-/// Python's output: give them to the rank whose traceback shows the assert error.
-fn attribute_assertion(scan: &LogScan, si: usize, group: &AssertionGroup) -> StreamKey {
+/// Python's output: give them to the rank whose traceback shows the assert error (the
+/// first reported after the assertion printed, else the first at all).
+fn attribute_assertion(assert_errors: &[(u64, u32)], si: usize, group: &AssertionGroup) -> StreamKey {
     if let Some(r) = group.rank {
         return StreamKey::Rank(r);
     }
-    let sticky_ranks: Vec<(u64, u32)> = scan
-        .tracebacks
-        .iter()
-        .filter_map(|t| {
-            let rank = t.rank?;
-            let exc = t.traceback.innermost().exception.as_ref()?;
-            let text = full_first_line(exc);
-            let f = KnowledgeBase::get().match_followon(&text)?;
-            matches!(f.role, Role::StickyAssert | Role::Cascade).then_some((t.traceback.log_line, rank))
-        })
-        .collect();
-    // The first assert error reported after the assertion printed, else the first at all.
-    sticky_ranks
+    assert_errors
         .iter()
         .filter(|(line, _)| *line >= group.first_log_line)
         .min()
-        .or_else(|| sticky_ranks.iter().min())
+        .or_else(|| assert_errors.iter().min())
         .map_or(StreamKey::Source(si), |&(_, r)| StreamKey::Rank(r))
 }
 
@@ -650,16 +658,10 @@ fn evidence_kind(f: &Failure<'_>) -> &'static str {
 /// it surfaced (an assert error or follow-on), else a faulthandler dump of the thread that
 /// was blocked, else any traceback with a user frame.
 fn locating_traceback<'a>(stream: &Stream<'a>, root: &Failure<'a>) -> Option<(usize, &'a Traceback)> {
-    let kb = KnowledgeBase::get();
-    let is_assert_error = |tb: &Traceback| {
-        tb.innermost().exception.as_ref().is_some_and(|e| {
-            kb.match_followon(&full_first_line(e))
-                .is_some_and(|f| matches!(f.role, Role::StickyAssert | Role::Cascade))
-        })
-    };
     let with_user = |tb: &&Traceback| frames::user_frame(tb).is_some();
     if root.assertion.is_some() {
-        if let Some(&(si, tb)) = stream.tracebacks.iter().find(|(_, tb)| is_assert_error(tb) && with_user(tb))
+        if let Some(&(si, tb)) =
+            stream.tracebacks.iter().find(|(_, tb)| shows_assert_error(tb) && with_user(tb))
         {
             return Some((si, tb));
         }
