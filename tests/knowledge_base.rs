@@ -158,6 +158,17 @@ fn the_fast_path_sees_every_known_error() {
 }
 
 #[test]
+fn the_asynchronous_warning_of_every_version_is_known() {
+    let kb = KnowledgeBase::get();
+    for line in [
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.",
+        "CUDA kernel errors might be asynchronously reported at some other API call,so the stacktrace below might be incorrect.",
+    ] {
+        assert_eq!(kb.match_followon(line).map(|f| f.id.as_str()), Some("async-hint"), "{line}");
+    }
+}
+
+#[test]
 fn every_pattern_compiles() {
     KnowledgeBase::get().check_patterns().unwrap();
 }

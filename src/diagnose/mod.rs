@@ -442,8 +442,12 @@ fn attribute_assertion(assert_errors: &[(u64, u32)], si: usize, group: &Assertio
 /// No async warning after a CUDA error means CUDA_LAUNCH_BLOCKING was set (or the error
 /// is not a CUDA error at all): the traceback points at the op that failed.
 fn is_synchronous(exc: &ExceptionText) -> bool {
-    !exc.lines().any(|l| l.contains("might be asynchronously reported"))
+    let kb = KnowledgeBase::get();
+    !exc.lines().any(|l| kb.match_followon(l).is_some_and(|f| f.id == ASYNC_HINT))
 }
+
+/// The follow-on entry (followons.toml) of PyTorch's asynchronous-error warning.
+const ASYNC_HINT: &str = "async-hint";
 
 fn collective_op(text: &str) -> Option<String> {
     let i = text.find("OpType=")? + "OpType=".len();
