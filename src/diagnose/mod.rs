@@ -741,22 +741,17 @@ fn secondary(
         }
     }
     // Other ranks: those that only waited, and those that failed the same way.
+    let ranked = streams.keys().any(|k| matches!(k, StreamKey::Rank(_)));
     for (key, stream) in streams {
         if *key == root_key {
             continue;
         }
         let Some(f) = stream.failures.iter().min_by_key(|f| (f.strength, f.at)) else { continue };
         // Unprefixed teardown lines of a job whose ranks are known add nothing.
-        if let StreamKey::Source(si) = key {
-            let ranked = streams.keys().any(|k| matches!(k, StreamKey::Rank(_)));
-            if ranked && f.strength >= Strength::Peer && scans.get(*si).is_some() {
-                continue;
-            }
+        if ranked && matches!(key, StreamKey::Source(_)) && f.strength >= Strength::Peer {
+            continue;
         }
-        let who = match key {
-            StreamKey::Rank(r) => format!("rank {r}"),
-            StreamKey::Source(i) => scans[*i].source.clone(),
-        };
+        let who = rank_name(*key, scans);
         if f.strength == Strength::Peer || (f.strength >= Strength::Cascade && root_key.rank().is_some()) {
             let text = short(&f.text, 240);
             push(Secondary {
