@@ -8,6 +8,7 @@ pub mod check;
 pub mod cli;
 pub mod commands;
 pub mod diagnose;
+pub mod diagnostic;
 pub mod exit;
 pub mod guard_report;
 pub mod kb;

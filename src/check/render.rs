@@ -1,7 +1,9 @@
 //! The human rendering of a check: what was read, the class histogram, then each finding
 //! rustc-style (the finding, where, the first offending values, the fix).
 
-use super::checks::{thousands, Severity};
+use super::checks::{thousands, Finding};
+use crate::diagnostic::{Diagnostic, Severity, Span};
+use crate::render::text;
 use super::histogram;
 use super::read::Layout;
 use super::report::{describe, file_name};
@@ -46,30 +48,7 @@ pub fn human(outcome: &Outcome, p: &Palette) -> String {
     }
     for f in &outcome.findings {
         out.push('\n');
-        let (word, colour) = match f.severity {
-            Severity::Error => ("error", p.error),
-            Severity::Warning => ("warning", p.warning),
-            Severity::Note => ("note", p.note),
-        };
-        let _ = writeln!(out, "{colour}{word}[{}]{}{}: {}{}", f.cause, p.reset, p.bold, f.message, p.reset);
-        if f.severity == Severity::Note {
-            continue;
-        }
-        if let Some(first) = f.examples.first() {
-            let line = first.at.line.map(|l| format!(":{l}")).unwrap_or_default();
-            let _ = writeln!(out, "  {}-->{} {}{line}", p.gutter, p.reset, file_name(outcome, first.file));
-        }
-        for e in f.examples.iter().take(SHOWN) {
-            let _ = writeln!(out, "   {}={} {}", p.gutter, p.reset, describe(outcome, e));
-        }
-        let total = f.values.get("bad_count").and_then(|v| v.as_u64()).unwrap_or(0);
-        let shown = f.examples.len().min(SHOWN) as u64;
-        if total > shown {
-            let _ = writeln!(out, "   {}={} … and {} more", p.gutter, p.reset, thousands(total - shown));
-        }
-        if f.severity == Severity::Error {
-            help_line(&mut out, p, crate::kb::KnowledgeBase::get().expect_cause(f.cause));
-        }
+        out.push_str(&text::render_one(&diagnostic(outcome, f), p.enabled()));
     }
     let errors = outcome.findings.iter().filter(|f| f.severity == Severity::Error).count();
     let warnings = outcome.findings.iter().filter(|f| f.severity == Severity::Warning).count();
@@ -104,22 +83,34 @@ pub fn human(outcome: &Outcome, p: &Palette) -> String {
     out
 }
 
+/// One finding: where the first offending value sits, the first few values, and for an
+/// error the fix's first sentence.
+fn diagnostic(outcome: &Outcome, f: &Finding) -> Diagnostic {
+    let mut d = Diagnostic::new(f.severity, Some(f.cause), f.message.as_str());
+    if f.severity == Severity::Note {
+        return d;
+    }
+    if let Some(first) = f.examples.first() {
+        d = d.span(Span::at(file_name(outcome, first.file), first.at.line));
+    }
+    for e in f.examples.iter().take(SHOWN) {
+        d = d.note("", describe(outcome, e));
+    }
+    let total = f.values.get("bad_count").and_then(|v| v.as_u64()).unwrap_or(0);
+    let shown = f.examples.len().min(SHOWN) as u64;
+    if total > shown {
+        d = d.note("", format!("… and {} more", thousands(total - shown)));
+    }
+    if f.severity == Severity::Error {
+        d = with_cause_help(d, crate::kb::KnowledgeBase::get().expect_cause(f.cause));
+    }
+    d
+}
+
 /// `= help: <the fix's first sentence>` and `= note: <title>; assertscope rules <id>`.
-pub fn help_line(out: &mut String, p: &Palette, cause: &crate::kb::Cause) {
-    let _ = writeln!(
-        out,
-        "   {}={} {}help{}: {}",
-        p.gutter,
-        p.reset,
-        p.help,
-        p.reset,
-        first_sentence(&cause.fix)
-    );
-    let _ = writeln!(
-        out,
-        "   {}={} {}note{}: {}; `assertscope rules {}` explains it",
-        p.gutter, p.reset, p.note, p.reset, cause.title, cause.id
-    );
+pub fn with_cause_help(d: Diagnostic, cause: &crate::kb::Cause) -> Diagnostic {
+    d.note("note", format!("{}; `assertscope rules {}` explains it", cause.title, cause.id))
+        .help(first_sentence(&cause.fix))
 }
 
 /// The first sentence of a KB paragraph (up to the first ". " outside code).

@@ -2,11 +2,11 @@
 //! the user's code, what was found, then why and the fix.
 
 use super::style::Palette;
+use super::text;
+use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::kb::KnowledgeBase;
 use crate::report::{Diagnosis, Location, Report};
 use std::fmt::Write as _;
-
-const WIDTH: usize = 100;
 
 fn checklist_step_text(step: u8) -> &'static str {
     KnowledgeBase::get().step(step).map_or("", |s| s.text.as_str())
@@ -14,65 +14,64 @@ fn checklist_step_text(step: u8) -> &'static str {
 
 /// Renders a report. `subject` names what was examined ("the log", "the run").
 pub fn render(report: &Report, p: &Palette, subject: &str) -> String {
-    let mut out = String::new();
+    text::render(&diagnostics(report, subject), p.enabled())
+}
+
+/// The report as the shared diagnostic model: the root cause, its consequences, then any
+/// further causes.
+pub fn diagnostics(report: &Report, subject: &str) -> Vec<Diagnostic> {
     let Some(root) = report.root() else {
-        let _ = writeln!(out, "{}no error found{} in {subject}", p.bold, p.reset);
-        return out;
+        return vec![Diagnostic::new(Severity::Note, None, format!("no error found in {subject}"))];
     };
     if root.cause == "none" {
-        let _ = writeln!(
-            out,
-            "{}no tensor or CUDA error found{} in {subject}; it ends in a plain Python error.",
-            p.bold, p.reset
-        );
-        let _ = writeln!(
-            out,
-            "{}note{}: {}",
-            p.note,
-            p.reset,
-            root.title.trim_start_matches("no tensor or CUDA error: ")
+        let mut d = Diagnostic::new(
+            Severity::Note,
+            None,
+            format!("no tensor or CUDA error found in {subject}; it ends in a plain Python error"),
         );
         if let Some(loc) = &root.location {
-            write_location(&mut out, p, loc, None);
+            d = d.span(location_span(loc, None));
         }
-        return out;
+        return vec![d.note("note", root.title.trim_start_matches("no tensor or CUDA error: "))];
     }
-    render_diagnosis(&mut out, root, p);
+    let mut out = vec![diagnostic(root)];
     if !report.secondary.is_empty() {
-        let _ = writeln!(out, "{}also in {subject}{} (consequences, not causes):", p.bold, p.reset);
+        let mut also =
+            Diagnostic::new(Severity::Note, None, format!("also in {subject} (consequences, not causes)"));
         for s in &report.secondary {
-            let _ = writeln!(out, "  {}{}{}: {}", p.dim, s.cause, p.reset, s.text);
+            also = also.note(s.cause.as_str(), s.text.as_str());
         }
+        out.push(also);
     }
-    for extra in report.diagnoses.iter().skip(1) {
-        out.push('\n');
-        render_diagnosis(&mut out, extra, p);
-    }
+    out.extend(report.diagnoses.iter().skip(1).map(diagnostic));
     out
 }
 
-fn render_diagnosis(out: &mut String, d: &Diagnosis, p: &Palette) {
-    let level =
-        if d.cause == "cascade" || d.cause == "distributed-peer-failure" { p.warning } else { p.error };
-    let _ = writeln!(out, "{level}error[{}]{}{}: {}{}", d.cause, p.reset, p.bold, d.title, p.reset);
+/// One diagnosis: the user's line, the evidence the log gave, then why and the fix.
+pub fn diagnostic(d: &Diagnosis) -> Diagnostic {
+    let severity = if d.cause == "cascade" || d.cause == "distributed-peer-failure" {
+        Severity::Warning
+    } else {
+        Severity::Error
+    };
+    let mut out = Diagnostic::new(severity, Some(&d.cause), d.title.as_str());
     let surfaced = d.evidence.iter().any(|e| e.kind == "surfaced");
     if let Some(loc) = &d.location {
-        let label = if surfaced { "the error surfaced here, not where it happened" } else { "here" };
-        write_location(out, p, loc, Some(label));
+        let what = if surfaced { Some("the error surfaced here, not where it happened") } else { None };
+        out = out.span(location_span(loc, what));
     }
-    let gutter = " ".repeat(line_width(d.location.as_ref()));
-    for e in &d.evidence {
-        if e.kind == "surfaced" {
-            continue;
-        }
-        let at = e.source_line.map_or(String::new(), |l| format!(" {}(log line {l}){}", p.dim, p.reset));
-        let _ = writeln!(out, "{gutter} {}={} {}: {}{at}", p.gutter, p.reset, e.kind, e.text);
+    for e in d.evidence.iter().filter(|e| e.kind != "surfaced") {
+        let text = match e.source_line {
+            Some(line) => format!("{} (log line {line})", e.text),
+            None => e.text.clone(),
+        };
+        out = out.note(e.kind.as_str(), text);
     }
     if let Some(op) = &d.op {
-        let _ = writeln!(out, "{gutter} {}={} op: {op}", p.gutter, p.reset);
+        out = out.note("op", op.as_str());
     }
     if let Some(rank) = d.rank {
-        let _ = writeln!(out, "{gutter} {}={} rank: {rank}", p.gutter, p.reset);
+        out = out.note("rank", rank.to_string());
     }
     let shown: Vec<String> = d
         .values
@@ -84,72 +83,36 @@ fn render_diagnosis(out: &mut String, d: &Diagnosis, p: &Palette) {
         })
         .collect();
     if !shown.is_empty() {
-        let _ = writeln!(out, "{gutter} {}={} values: {}", p.gutter, p.reset, shown.join(", "));
+        out = out.note("values", shown.join(", "));
     }
-    out.push('\n');
-    write_wrapped(out, &format!("{}why{}", p.note, p.reset), &d.explanation);
-    write_wrapped(out, &format!("{}fix{}", p.help, p.reset), &d.fix);
+    out = out.section("why", d.explanation.as_str()).section("fix", d.fix.as_str());
     if let Some(step) = d.checklist_step {
-        let _ = writeln!(out, "{}checklist step {step}{}: {}", p.dim, p.reset, checklist_step_text(step));
+        out = out.section(format!("checklist step {step}"), checklist_step_text(step));
     }
-    let _ = writeln!(out, "{}more{}: assertscope rules {}", p.dim, p.reset, d.cause);
+    out.section("more", format!("assertscope rules {}", d.cause))
 }
 
-fn line_width(loc: Option<&Location>) -> usize {
-    loc.and_then(|l| l.line).map_or(1, |l| l.to_string().len())
-}
-
-/// `--> file:line in function`, then the source line with a caret underline.
-fn write_location(out: &mut String, p: &Palette, loc: &Location, label: Option<&str>) {
-    let width = line_width(Some(loc));
-    let gutter = " ".repeat(width);
-    let line = loc.line.map_or(String::new(), |l| format!(":{l}"));
-    let func = loc.function.as_deref().map_or(String::new(), |f| format!(" in {f}"));
-    let _ = writeln!(out, "{gutter}{}-->{} {}{line}{func}", p.gutter, p.reset, loc.file);
-    // Prefer the file as it is on disk now; the log's copy of the line otherwise.
+/// The user's frame: the line as it is on disk now (the log's copy otherwise), labelled
+/// with its function and, when CUDA reported late, that it is not where the error happened.
+fn location_span(loc: &Location, what: Option<&str>) -> Span {
     let code = crate::diagnose::source_line(&loc.file, loc.line).or_else(|| loc.code.clone());
-    if let (Some(code), Some(n)) = (code, loc.line) {
-        let _ = writeln!(out, "{gutter} {}|{}", p.gutter, p.reset);
-        let _ = writeln!(out, "{}{n}{} {}|{} {code}", p.gutter, p.reset, p.gutter, p.reset);
-        if let Some(label) = label {
-            let indent = code.chars().take_while(|c| c.is_whitespace()).count();
-            let carets = "^".repeat(code.trim().chars().count().max(1));
-            let pad = " ".repeat(indent);
-            let _ = writeln!(
-                out,
-                "{gutter} {}|{} {pad}{}{carets} {label}{}",
-                p.gutter, p.reset, p.error, p.reset
-            );
-        }
-        let _ = writeln!(out, "{gutter} {}|{}", p.gutter, p.reset);
+    let label = match (loc.function.as_deref(), what) {
+        (Some(f), Some(what)) => Some(format!("in `{f}`: {what}")),
+        (Some(f), None) => Some(format!("in `{f}`")),
+        (None, Some(what)) => Some(what.to_string()),
+        (None, None) => None,
+    };
+    let span = Span::at(loc.file.as_str(), loc.line).source(code);
+    match label {
+        Some(label) => span.label(label),
+        None => span,
     }
 }
 
 fn write_wrapped(out: &mut String, label: &str, text: &str) {
-    let mut first = true;
-    for paragraph in text.split("\n\n").map(str::trim).filter(|p| !p.is_empty()) {
-        let lead = if first { format!("{label}: ") } else { "     ".to_string() };
-        first = false;
-        let mut line = lead.clone();
-        let mut visible = visible_len(&lead);
-        for word in paragraph.split_whitespace() {
-            if visible + word.len() + 1 > WIDTH && visible > 5 {
-                out.push_str(line.trim_end());
-                out.push('\n');
-                line = "     ".to_string();
-                visible = 5;
-            }
-            line.push_str(word);
-            line.push(' ');
-            visible += word.len() + 1;
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-}
-
-fn visible_len(s: &str) -> usize {
-    crate::log::line::strip_ansi(s).chars().count()
+    let name = crate::log::line::strip_ansi(label).chars().count();
+    let indent = format!("\n{}", " ".repeat(name + 2));
+    let _ = writeln!(out, "{label}: {}", text::wrap(text, text::WIDTH - name - 2).replace('\n', &indent));
 }
 
 /// `assertscope rules ID`: a cause, explained in full.

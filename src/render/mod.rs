@@ -3,3 +3,4 @@
 pub mod human;
 pub mod json;
 pub mod style;
+pub mod text;

@@ -69,6 +69,11 @@ impl Palette {
             Palette { error: "", warning: "", note: "", help: "", bold: "", dim: "", gutter: "", reset: "" }
         }
     }
+
+    /// Whether this palette colours anything.
+    pub fn enabled(&self) -> bool {
+        !self.reset.is_empty()
+    }
 }
 
 /// Prints a fatal error as one line (plus its causes) on stderr.

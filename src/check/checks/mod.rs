@@ -25,15 +25,10 @@ use crate::kb::KnowledgeBase;
 use crate::report::Confidence;
 use serde_json::{json, Map, Value};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
-    /// The data will break training: a diagnosis, and exit status 1.
-    Error,
-    /// Probably wrong, but valid data can look like this.
-    Warning,
-    /// Something worth knowing (an inferred bound, a narrow dtype).
-    Note,
-}
+/// Error: the data will break training (a diagnosis, and exit status 1). Warning:
+/// probably wrong, but valid data can look like this. Note: worth knowing (an inferred
+/// bound, a narrow dtype).
+pub use crate::diagnostic::Severity;
 
 #[derive(Debug, Clone)]
 pub struct Finding {
@@ -158,7 +153,7 @@ pub fn run(outcome: &Outcome, opts: &CheckOptions) -> Vec<Finding> {
         storage_dtype::check,
     ];
     let mut findings: Vec<Finding> = checks.iter().flat_map(|c| c(&ctx)).collect();
-    findings.sort_by_key(|f| f.severity);
+    findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
     findings
 }
 
