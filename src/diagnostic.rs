@@ -159,3 +159,44 @@ impl Span {
         self
     }
 }
+
+/// Longest source line kept for a span: a longer line (minified code, one huge CSV row)
+/// is cut here, and the renderer shows the part around the span.
+const MAX_LINE_BYTES: usize = 4096;
+
+/// Line `line` (1-based) of a text file, without its line break, read as a stream so a
+/// large file costs no memory; `None` when the file or the line is not there.
+pub fn read_line(path: &std::path::Path, line: u64) -> Option<String> {
+    use std::io::{BufRead, Read};
+    let mut reader = std::io::BufReader::new(std::fs::File::open(path).ok()?);
+    for _ in 1..line {
+        if reader.skip_until(b'\n').ok()? == 0 {
+            return None;
+        }
+    }
+    let mut buf = Vec::new();
+    reader.by_ref().take(MAX_LINE_BYTES as u64).read_until(b'\n', &mut buf).ok()?;
+    if buf.is_empty() || line == 0 {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&buf);
+    Some(text.trim_end_matches(['\n', '\r']).to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_line;
+
+    #[test]
+    fn read_line_finds_the_line_and_cuts_a_huge_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("labels.csv");
+        let huge = "9".repeat(100_000);
+        std::fs::write(&path, format!("label\r\n1\r\n{huge}\n")).unwrap();
+        assert_eq!(read_line(&path, 2).as_deref(), Some("1"));
+        assert_eq!(read_line(&path, 3).map(|l| l.len()), Some(super::MAX_LINE_BYTES));
+        assert_eq!(read_line(&path, 4), None);
+        assert_eq!(read_line(&path, 0), None);
+        assert_eq!(read_line(&dir.path().join("missing.csv"), 1), None);
+    }
+}

@@ -181,16 +181,22 @@ labels.csv: 7 rows, column `label` (int)
    3 │████████████████████                     1  14.3%  ← out of range
 
 error[target-out-of-range]: 1 label is >= num_classes 3 (max 3)
-  --> labels.csv:4
-   = labels.csv:4: row 2: 3
-   = help: Make every label lie in 0..C-1 or equal ignore_index.
-   = note: class target out of range; `assertscope rules target-out-of-range` explains it
+ --> labels.csv:4:1
+  |
+4 | 2,3
+  | ^^^ row 2: 3
+  |
+  = note: class target out of range; `assertscope rules target-out-of-range` explains it
+  = help: Make every label lie in 0..C-1 or equal ignore_index.
 
 error[target-out-of-range]: 1 label is negative (min -1). -1 looks like a padding label, but the loss skips only labels equal to its ignore_index (-100 unless set): pass ignore_index=-1 to the loss, or pad with the ignore_index. Pass --ignore-index -1 to skip it here as well.
-  --> labels.csv:7
-   = labels.csv:7: row 5: -1
-   = help: Make every label lie in 0..C-1 or equal ignore_index.
-   = note: class target out of range; `assertscope rules target-out-of-range` explains it
+ --> labels.csv:7:1
+  |
+7 | 5,-1
+  | ^^^^ row 5: -1
+  |
+  = note: class target out of range; `assertscope rules target-out-of-range` explains it
+  = help: Make every label lie in 0..C-1 or equal ignore_index.
 
 2 problems found
 ";

@@ -2,13 +2,14 @@
 //! rustc-style (the finding, where, the first offending values, the fix).
 
 use super::checks::{thousands, Finding};
-use crate::diagnostic::{Diagnostic, Severity, Span};
-use crate::render::text;
 use super::histogram;
 use super::read::Layout;
-use super::report::{describe, file_name};
+use super::report::{describe, file_name, place_and_value, text_line};
 use super::Outcome;
+use crate::diagnostic::read_line;
+use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::render::style::Palette;
+use crate::render::text;
 use std::fmt::Write as _;
 
 /// Offending values shown per finding.
@@ -91,9 +92,16 @@ fn diagnostic(outcome: &Outcome, f: &Finding) -> Diagnostic {
         return d;
     }
     if let Some(first) = f.examples.first() {
-        d = d.span(Span::at(file_name(outcome, first.file), first.at.line));
+        let file = outcome.files.get(first.file as usize);
+        let line = text_line(outcome, first);
+        let source = file.zip(line).and_then(|(file, line)| read_line(&file.path, line));
+        let span = Span::at(file_name(outcome, first.file), line);
+        d = d.span(match source {
+            Some(text) => span.source(Some(text)).label(place_and_value(outcome, first)),
+            None => span.label(describe(outcome, first)),
+        });
     }
-    for e in f.examples.iter().take(SHOWN) {
+    for e in f.examples.iter().take(SHOWN).skip(1) {
         d = d.note("", describe(outcome, e));
     }
     let total = f.values.get("bad_count").and_then(|v| v.as_u64()).unwrap_or(0);

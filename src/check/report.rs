@@ -122,16 +122,28 @@ pub fn file_name(outcome: &Outcome, file: u32) -> String {
 /// "labels.csv:19: row 17: 10", "masks/a.png: pixel (x 3, y 4): 21", "y.npy: row 5, column 2: 1".
 pub fn describe(outcome: &Outcome, e: &Example) -> String {
     let file = file_name(outcome, e.file);
+    match text_line(outcome, e) {
+        Some(line) => format!("{file}:{line}: {}", place_and_value(outcome, e)),
+        None => format!("{file}: {}", place_and_value(outcome, e)),
+    }
+}
+
+/// The line of a text file the example sits on (none for images and binary formats).
+pub fn text_line(outcome: &Outcome, e: &Example) -> Option<u64> {
+    match outcome.column.layout {
+        super::read::Layout::Image => None,
+        _ => e.at.line,
+    }
+}
+
+/// "row 17: 10", "pixel (x 3, y 4): 21", "row 5, position 2: 1".
+pub fn place_and_value(outcome: &Outcome, e: &Example) -> String {
     let at = &e.at;
-    let place = match (outcome.column.layout, at.line, at.pos) {
-        (super::read::Layout::Image, _, Some(x)) => format!("pixel (x {x}, y {})", at.row),
-        (super::read::Layout::Image, _, None) => "the image".to_string(),
-        (_, Some(line), None) => return format!("{file}:{line}: row {}: {}", at.row, e.value),
-        (_, Some(line), Some(p)) => {
-            return format!("{file}:{line}: row {}, position {p}: {}", at.row, e.value)
-        }
-        (_, None, Some(p)) => format!("row {}, position {p}", at.row),
-        (_, None, None) => format!("row {}", at.row),
+    let place = match (outcome.column.layout, at.pos) {
+        (super::read::Layout::Image, Some(x)) => format!("pixel (x {x}, y {})", at.row),
+        (super::read::Layout::Image, None) => "the image".to_string(),
+        (_, Some(p)) => format!("row {}, position {p}", at.row),
+        (_, None) => format!("row {}", at.row),
     };
-    format!("{file}: {place}: {}", e.value)
+    format!("{place}: {}", e.value)
 }

@@ -8,10 +8,13 @@
 
 use crate::check::checks::thousands;
 use crate::check::histogram::{self, Bar, Flag};
+use crate::check::render::with_cause_help;
 use crate::check::report::from_kb;
+use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::exit;
 use crate::pyembed::Materialized;
 use crate::render::style::{ColorChoice, Palette};
+use crate::render::text;
 use crate::report::{Confidence, Evidence, Location, Report, Secondary};
 use anyhow::Context;
 use serde::Deserialize;
@@ -20,6 +23,9 @@ use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::process::{Command, Stdio};
+
+/// Bad samples shown per finding.
+const SHOWN: usize = 5;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
@@ -99,7 +105,7 @@ pub struct LabelSummary {
 #[derive(Debug, Deserialize)]
 pub struct ScanFinding {
     pub cause: String,
-    pub severity: String,
+    pub severity: Severity,
     pub message: String,
     pub count: u64,
     pub batches: Vec<u64>,
@@ -174,7 +180,7 @@ pub fn execute(args: ScanArgs) -> anyhow::Result<u8> {
         stdout.write_all(human(&result, &args, &palette).as_bytes())?;
     }
     stdout.flush()?;
-    let errors = result.findings.iter().any(|f| f.severity == "error");
+    let errors = result.findings.iter().any(|f| f.severity == Severity::Error);
     Ok(if errors { exit::NOT_FOUND } else { exit::DIAGNOSED })
 }
 
@@ -220,7 +226,7 @@ pub fn report(result: &ScanResult) -> Report {
     let mut report = Report::default();
     for f in &result.findings {
         let Some(cause) = crate::kb::KnowledgeBase::get().cause(&f.cause) else { continue };
-        if f.severity != "error" {
+        if f.severity != Severity::Error {
             report.secondary.push(Secondary { cause: f.cause.clone(), text: f.message.clone() });
             continue;
         }
@@ -260,6 +266,22 @@ pub fn report(result: &ScanResult) -> Report {
         report.diagnoses.push(from_kb("none", Confidence::High, location, Vec::new(), values));
     }
     report
+}
+
+/// One finding: the target, the first bad samples, and for an error the fix.
+fn diagnostic(result: &ScanResult, f: &ScanFinding) -> Diagnostic {
+    let mut d = Diagnostic::new(f.severity, Some(&f.cause), f.message.as_str())
+        .span(Span::at(result.target.as_str(), None));
+    for e in f.examples.iter().take(SHOWN) {
+        d = d.note("", example_text(result, e));
+    }
+    if f.count > f.examples.len().min(SHOWN) as u64 && !f.examples.is_empty() {
+        d = d.note("", format!("… {} bad samples in all", thousands(f.count)));
+    }
+    match crate::kb::KnowledgeBase::get().cause(&f.cause) {
+        Some(cause) if f.severity == Severity::Error => with_cause_help(d, cause),
+        _ => d,
+    }
 }
 
 fn human(result: &ScanResult, args: &ScanArgs, p: &Palette) -> String {
@@ -319,21 +341,9 @@ fn human(result: &ScanResult, args: &ScanArgs, p: &Palette) -> String {
     }
     for f in &result.findings {
         out.push('\n');
-        let (word, colour) = if f.severity == "error" { ("error", p.error) } else { ("warning", p.warning) };
-        let _ = writeln!(out, "{colour}{word}[{}]{}{}: {}{}", f.cause, p.reset, p.bold, f.message, p.reset);
-        let _ = writeln!(out, "  {}-->{} {}", p.gutter, p.reset, result.target);
-        for e in f.examples.iter().take(5) {
-            let _ = writeln!(out, "   {}={} {}", p.gutter, p.reset, example_text(result, e));
-        }
-        if f.count > f.examples.len().min(5) as u64 && !f.examples.is_empty() {
-            let _ = writeln!(out, "   {}={} … {} bad samples in all", p.gutter, p.reset, thousands(f.count));
-        }
-        if let Some(cause) = crate::kb::KnowledgeBase::get().cause(&f.cause).filter(|_| f.severity == "error")
-        {
-            crate::check::render::help_line(&mut out, p, cause);
-        }
+        out.push_str(&text::render_one(&diagnostic(result, f), p.enabled()));
     }
-    let errors = result.findings.iter().filter(|f| f.severity == "error").count();
+    let errors = result.findings.iter().filter(|f| f.severity == Severity::Error).count();
     out.push('\n');
     if errors == 0 {
         let _ = writeln!(out, "{}ok{}: every batch passed", p.help, p.reset);
