@@ -1,16 +1,18 @@
-//! rustc-style text: `path:line:col: CODE message`, the source line with the span underlined,
-//! then the fix.
+//! rustc-style text: `error[CODE]: message`, `--> path:line:col`, the source line with the
+//! span underlined, then the fix; drawn by the shared renderer.
 
+use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::lint::walk::Outcome;
-use crate::lint::{Finding, Severity};
+use crate::lint::{Finding, Severity as LintSeverity};
 use crate::render::style::Palette;
+use crate::render::text;
 use std::io::{self, Write};
 
 pub fn write_text(out: &mut dyn Write, outcome: &Outcome, palette: &Palette) -> io::Result<()> {
     for finding in &outcome.findings {
         write_finding(out, finding, palette)?;
     }
-    let errors = outcome.findings.iter().filter(|f| f.severity == Severity::Error).count();
+    let errors = outcome.findings.iter().filter(|f| f.severity == LintSeverity::Error).count();
     let warnings = outcome.findings.len() - errors;
     let files = match outcome.files {
         1 => "1 file".to_string(),
@@ -34,28 +36,26 @@ pub fn write_text(out: &mut dyn Write, outcome: &Outcome, palette: &Palette) -> 
 }
 
 fn write_finding(out: &mut dyn Write, f: &Finding, p: &Palette) -> io::Result<()> {
-    let colour = if f.severity == Severity::Error { p.error } else { p.warning };
-    writeln!(
-        out,
-        "{}{}:{}:{}:{} {colour}{}{} {}",
-        p.bold, f.path, f.line, f.column, p.reset, f.code, p.reset, f.message
-    )?;
-    let number = f.line.to_string();
-    let pad = " ".repeat(number.len());
-    let line = f.source_line.trim_end();
-    writeln!(out, "{pad} {}|{}", p.gutter, p.reset)?;
-    writeln!(out, "{}{number} |{} {line}", p.gutter, p.reset)?;
-    // Keep tabs so the carets line up under the span however the terminal expands them.
-    let column = f.column.saturating_sub(f.source_line_start);
-    let before: String =
-        line.chars().take(column.saturating_sub(1)).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
-    let line_chars = line.chars().count();
-    let end_column = f.end_column.saturating_sub(f.source_line_start);
-    let end = if f.end_line == f.line { end_column.min(line_chars + 1) } else { line_chars + 1 };
-    let width = end.saturating_sub(column).max(1);
-    writeln!(out, "{pad} {}|{} {before}{colour}{}{}", p.gutter, p.reset, "^".repeat(width), p.reset)?;
-    if let Some(help) = &f.help {
-        writeln!(out, "{pad} {}={} {}help{}: {help}", p.gutter, p.reset, p.help, p.reset)?;
+    writeln!(out, "{}", text::render_one(&diagnostic(f), p.enabled()))
+}
+
+/// A finding in the shared model: the span on its source line, then the fix.
+pub fn diagnostic(f: &Finding) -> Diagnostic {
+    let severity = match f.severity {
+        LintSeverity::Error => Severity::Error,
+        LintSeverity::Warning => Severity::Warning,
+    };
+    // A very long line was kept as a window that starts at `source_line_start`; blanks in
+    // front of it keep the columns true, and the renderer shows only the part around the span.
+    let source = format!("{}{}", " ".repeat(f.source_line_start), f.source_line.trim_end());
+    let line_chars = source.chars().count();
+    let end = if f.end_line == f.line { f.end_column.min(line_chars + 1) } else { line_chars + 1 };
+    let span = Span::at(f.path.as_str(), Some(f.line as u64))
+        .source(Some(source))
+        .columns(f.column, end.max(f.column + 1));
+    let d = Diagnostic::new(severity, Some(f.code), f.message.as_str()).span(span);
+    match &f.help {
+        Some(help) => d.help(help.as_str()),
+        None => d,
     }
-    writeln!(out)
 }
