@@ -2,7 +2,7 @@
 
 import os
 
-from . import kb
+from . import _render, kb
 
 __all__ = ["GuardError", "Finding", "DIAGNOSIS_SCHEMA"]
 
@@ -81,21 +81,7 @@ def build(op, finding, location, note=None):
 
     cause = kb.cause(finding.cause)
     summaries = [(name, t if isinstance(t, str) else describe(t)) for name, t in finding.tensors]
-    lines = [f"{op}: {cause['title']} [{finding.cause}]"]
-    if location is not None:
-        lines.append(f"  --> {location['file']}:{location['line']} in {location['function']}")
-        if location.get("code"):
-            lines.append(f"   |     {location['code']}")
-    lines.append(f"   = found: {finding.found}")
-    width = max((len(name) for name, _ in summaries), default=0)
-    for name, text in summaries:
-        lines.append(f"   = {name.ljust(width)}  {text}")
-    if finding.hint:
-        lines.append(f"   = help: {finding.hint}")
-    lines.append(f"   = fix: {' '.join(cause['fix'].split())}")
-    if note:
-        lines.append(f"   = note: {note}")
-    message = "\n".join(lines)
+    message = _render.render(_render.guard_diagnostic(op, cause, finding, summaries, location, note)).rstrip("\n")
 
     fix = " ".join(cause["fix"].split())
     diagnosis = {

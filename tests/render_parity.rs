@@ -1,0 +1,103 @@
+//! The guard's exceptions (Python, `assertscope/_render.py`) and the binary
+//! (`render::text`, on annotate-snippets) draw the same diagnostic model alike: each model
+//! below is rendered by both and the texts compared. Needs only a Python 3.9+ with its
+//! standard library.
+
+use assertscope::diagnostic::{Diagnostic, Severity, Span};
+use assertscope::render::text::render_one;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn models() -> Vec<Diagnostic> {
+    let wide = "    return {\"损失\": F.cross_entropy(logits, column)}";
+    let wide_start = wide[..wide.find("column)").unwrap()].chars().count() + 1;
+    vec![
+        // The guard's own shape: op and title, the user's line, what was found, the fix.
+        Diagnostic::new(
+            Severity::Error,
+            Some("target-out-of-range"),
+            "cross_entropy: class target out of range",
+        )
+        .span(
+            Span::at("train.py", Some(32))
+                .source(Some("loss = criterion(model(x), y)".into()))
+                .label("in `main`"),
+        )
+        .note("found", "13 of 64 targets outside [0, 5) (C = 5, ignore_index = -100): 5 at [12]")
+        .note("target", "tensor[64] i64 cpu min=1 max=5")
+        .note("input", "tensor[64, 5] f32 cpu min=-0.7101 max=1.109 nan=0")
+        .note("fix", "Make every label lie in 0..C-1 or equal ignore_index.")
+        .help("the labels look 1-based (min 1, max 5 == C): subtract 1 (`target - 1`)"),
+        // Wide characters before the span, an indented line, a three-digit line number.
+        Diagnostic::new(Severity::Error, Some("AS102"), "cross_entropy target `column` has shape [N, 1]")
+            .span(
+                Span::at("wide.py", Some(105)).source(Some(wide.into())).columns(wide_start, wide_start + 6),
+            )
+            .help("flatten it: `column.squeeze(1)`"),
+        // A tab in the indentation; the whole line underlined; a secondary span (an origin).
+        Diagnostic::new(Severity::Warning, Some("cascade"), "the error surfaced later")
+            .span(
+                Span::at("loop.py", Some(9))
+                    .source(Some("\ttotal += loss.item()   ".into()))
+                    .label("in `train`: the error surfaced here, not where it happened"),
+            )
+            .span(
+                Span::at("data.py", Some(1204))
+                    .source(Some("label = int(row[1])".into()))
+                    .columns(1, 6)
+                    .label("the bad label was made here")
+                    .secondary(),
+            )
+            .note("assert", "Loss.cu:250: Assertion `t >= 0 && t < n_classes` failed.\nprinted by 8 threads")
+            .section("why", "word ".repeat(50))
+            .section("fix", "Make every label lie in 0..C-1.\n\nOr set ignore_index."),
+        // No source: a header only, its label as a note; notes without a kind.
+        Diagnostic::new(Severity::Error, Some("target-out-of-range"), "1 label is >= num_classes 3")
+            .span(Span::at("labels.parquet", None).label("row 2: 3"))
+            .note("", "labels.parquet: row 7: 4")
+            .note("", "… and 12 more"),
+        Diagnostic::new(Severity::Note, None, "no error found in the log"),
+        Diagnostic::new(Severity::Note, None, "also in the log (consequences, not causes)")
+            .note("distributed-peer-failure", "rank 0 only waited for rank 3"),
+        Diagnostic::new(Severity::Error, Some("x"), "a file and line without source")
+            .span(Span::at("gone.py", Some(7)))
+            .help("h"),
+    ]
+}
+
+fn python() -> std::path::PathBuf {
+    if let Some(p) = std::env::var_os("ASSERTSCOPE_TEST_PYTHON") {
+        return p.into();
+    }
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    if venv.exists() {
+        venv
+    } else {
+        "python3".into()
+    }
+}
+
+#[test]
+fn python_and_rust_draw_every_model_alike() {
+    let models = models();
+    let script = "import json, sys\nfrom assertscope import _render\n\
+                  print(json.dumps([_render.render(d) for d in json.load(sys.stdin)]))";
+    let mut child = Command::new(python())
+        .arg("-c")
+        .arg(script)
+        .env("PYTHONPATH", Path::new(env!("CARGO_MANIFEST_DIR")).join("python"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("this test needs a Python 3 ({}): {e}", python().display()));
+    child.stdin.take().unwrap().write_all(serde_json::to_string(&models).unwrap().as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let from_python: Vec<String> = serde_json::from_slice(&out.stdout).unwrap();
+    for (model, python_text) in models.iter().zip(&from_python) {
+        let rust_text = render_one(model, false);
+        assert_eq!(python_text, &rust_text, "\n--- python\n{python_text}\n--- rust\n{rust_text}");
+    }
+}
