@@ -32,7 +32,7 @@ fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
             if name != "__pycache__" {
                 collect(&path, files);
             }
-        } else if name.ends_with(".py") || name.ends_with(".toml") {
+        } else if name.ends_with(".py") || name.ends_with(".toml") || name.ends_with(".json") {
             files.push(path);
         }
     }

@@ -1,8 +1,10 @@
-"""The knowledge base (kb/*.toml), read once and cached.
+"""The knowledge base, read once and cached.
 
-The binary embeds the same files; every word the guard prints about a cause (title,
-explanation, fix, checklist step) comes from causes.toml, and every specific hint from
-hints.toml.
+kb/*.toml is the source, which the binary embeds; this package reads the same data from
+kb/knowledge-base.json, generated from the TOML and checked to be in sync by the binary's
+tests (tests/kb_json.rs), so every Python reads it with the standard library. Every word
+the guard prints about a cause (title, explanation, fix, checklist step) comes from
+causes.toml, and every specific hint from hints.toml.
 """
 
 import json
@@ -17,22 +19,18 @@ _cache = {}
 _lock = threading.Lock()
 
 
-def _parse(text):
-    try:
-        import tomllib
-    except ImportError:  # Python 3.9 and 3.10
-        from . import _toml as tomllib
-    return tomllib.loads(text)
+_JSON_FORM = os.path.join(KB_DIR, "knowledge-base.json")
 
 
 def load(name):
-    """The parsed kb/<name>.toml (a dict), cached for the life of the process."""
+    """The content of kb/<name>.toml (a dict), cached for the life of the process."""
     with _lock:
-        if name not in _cache:
-            path = os.path.join(KB_DIR, name + ".toml")
-            with open(path, encoding="utf-8") as f:
-                _cache[name] = _parse(f.read())
-        return _cache[name]
+        if not _cache:
+            with open(_JSON_FORM, encoding="utf-8") as f:
+                _cache.update(json.load(f))
+    if name not in _cache:
+        raise KeyError(f"no knowledge-base file {name}.toml")
+    return _cache[name]
 
 
 def cause(cause_id):
