@@ -14,6 +14,9 @@ fn malformed_csv_row_names_row_and_column() {
 
 #[test]
 fn missing_column_lists_the_columns() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
     let dir = tempdir();
     std::fs::write(dir.path().join("a.csv"), "id,label,split\n0,1,train\n").unwrap();
     check_fails(dir.path(), &["a.csv", "--column", "lable"], &["no column `lable`", "id, label, split"]);
@@ -28,6 +31,9 @@ fn missing_column_lists_the_columns() {
 
 #[test]
 fn unsupported_dtype() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
     let dir = tempdir();
     py(dir.path(), "import numpy as np\nnp.save('s.npy', np.array(['cat', 'dog']))\nnp.save('c.npy', np.ones(3, dtype=np.complex64))");
     check_fails(dir.path(), &["s.npy"], &["s.npy", "unsupported dtype", "strings"]);
@@ -36,6 +42,9 @@ fn unsupported_dtype() {
 
 #[test]
 fn truncated_npy_and_parquet() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
     let dir = tempdir();
     py(
         dir.path(),

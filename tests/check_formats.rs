@@ -26,6 +26,9 @@ fn out_of_range_rows(run: &Run) -> serde_json::Value {
 
 #[test]
 fn csv_with_header_by_name_and_by_index() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
     let dir = tempdir();
     py(dir.path(), &format!("{LABELS}\nimport csv\nf = open('labels.csv', 'w', newline='')\nw = csv.writer(f)\nw.writerow(['id', 'label'])\nw.writerows(enumerate(y))\nf.close()"));
     let run = check_json(dir.path(), &["labels.csv", "--column", "label", "--num-classes", "10"], 1);
@@ -39,6 +42,9 @@ fn csv_with_header_by_name_and_by_index() {
 
 #[test]
 fn csv_with_quoted_fields_spanning_lines() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
     let dir = tempdir();
     py(
         dir.path(),
@@ -52,6 +58,9 @@ fn csv_with_quoted_fields_spanning_lines() {
 
 #[test]
 fn tsv_text_and_headerless_csv() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
     let dir = tempdir();
     py(
         dir.path(),
@@ -71,6 +80,9 @@ fn tsv_text_and_headerless_csv() {
 
 #[test]
 fn jsonl_nested_field_and_token_lists() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
     let dir = tempdir();
     py(
         dir.path(),
@@ -89,6 +101,9 @@ fn jsonl_nested_field_and_token_lists() {
 
 #[test]
 fn parquet_scalar_and_list_columns_across_shards() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
     let dir = tempdir();
     py(
         dir.path(),
@@ -117,6 +132,9 @@ fn parquet_scalar_and_list_columns_across_shards() {
 
 #[test]
 fn arrow_stream_with_a_class_label_feature() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
     let dir = tempdir();
     py(
         dir.path(),
@@ -133,6 +151,9 @@ fn arrow_stream_with_a_class_label_feature() {
 
 #[test]
 fn npy_dtypes_orders_and_endianness() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
     let dir = tempdir();
     py(
         dir.path(),
@@ -155,6 +176,9 @@ fn npy_dtypes_orders_and_endianness() {
 
 #[test]
 fn npz_stored_and_compressed_members() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
     let dir = tempdir();
     py(dir.path(), &format!("{LABELS}\nnp.savez('a.npz', x=np.zeros((1000, 3)), y=y)\nnp.savez_compressed('b.npz', x=np.zeros((1000, 3)), y=y)"));
     for file in ["a.npz", "b.npz"] {
@@ -166,6 +190,9 @@ fn npz_stored_and_compressed_members() {
 
 #[test]
 fn safetensors_tensor_by_name() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
     let dir = tempdir();
     if !has_modules(&["safetensors"]) {
         return;
@@ -180,6 +207,9 @@ fn safetensors_tensor_by_name() {
 
 #[test]
 fn png_masks_8_bit_16_bit_palette_and_rgb() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
     let dir = tempdir();
     py(
         dir.path(),
@@ -222,6 +252,9 @@ Image.fromarray(np.zeros((4, 4, 3), dtype=np.uint8), mode='RGB').save('rgb/x.png
 
 #[test]
 fn big_files_split_across_threads_keep_absolute_rows() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
     let dir = tempdir();
     // ~30 MB of CSV and NPY, so that each file is read as several ranges.
     let rows = 3_000_000usize;

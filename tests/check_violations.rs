@@ -8,6 +8,9 @@ use serde_json::json;
 
 #[test]
 fn clean_labels_exit_0_with_the_class_counts() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
     let dir = tempdir();
     py(dir.path(), "import numpy as np\nnp.save('y.npy', np.arange(1000) % 10)");
     let run = check_json(dir.path(), &["y.npy", "--num-classes", "10"], 0);
@@ -23,6 +26,9 @@ fn clean_labels_exit_0_with_the_class_counts() {
 
 #[test]
 fn negative_labels_and_the_ignore_index() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
     let dir = tempdir();
     py(
         dir.path(),
@@ -40,6 +46,9 @@ fn negative_labels_and_the_ignore_index() {
 
 #[test]
 fn one_based_labels_are_named_as_such() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
     let dir = tempdir();
     py(dir.path(), "import numpy as np\nnp.save('y.npy', np.arange(100) % 10 + 1)");
     let run = check_json(dir.path(), &["y.npy", "--num-classes", "10"], 1);
@@ -54,6 +63,9 @@ fn one_based_labels_are_named_as_such() {
 
 #[test]
 fn one_hot_and_multi_hot_rows() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
     let dir = tempdir();
     py(
         dir.path(),
@@ -103,6 +115,9 @@ fn text_labels_are_not_class_ids() {
 
 #[test]
 fn empty_files_and_columns() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
     let dir = tempdir();
     py(
         dir.path(),
@@ -119,6 +134,9 @@ fn empty_files_and_columns() {
 
 #[test]
 fn features_and_labels_row_counts() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
     let dir = tempdir();
     py(
         dir.path(),
@@ -136,6 +154,9 @@ fn features_and_labels_row_counts() {
 
 #[test]
 fn binary_targets_outside_0_1() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
     let dir = tempdir();
     py(dir.path(), "import numpy as np\ny = np.where(np.arange(50) % 2 == 0, 1, -1)\nnp.save('pm.npy', y)\nnp.save('ok.npy', (np.arange(50) % 2).astype(np.float32))");
     let run = check_json(dir.path(), &["pm.npy", "--task", "binary"], 1);
@@ -145,6 +166,9 @@ fn binary_targets_outside_0_1() {
 
 #[test]
 fn unseen_classes_and_gaps_are_warnings() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
     let dir = tempdir();
     py(dir.path(), "import numpy as np\ny = np.array([0, 1, 2, 4, 5] * 20)\nnp.save('y.npy', y)");
     let run = check_json(dir.path(), &["y.npy", "--num-classes", "8"], 0);
