@@ -555,9 +555,9 @@ fn build_diagnosis(
     // Location: the user's frame of the traceback, with whether it is only where an
     // asynchronous error surfaced.
     let mut location = None;
-    if let Some((tsi, tb)) = surfaced {
+    if let Some((_, tb)) = surfaced {
         if let Some(frame) = frames::user_frame(tb) {
-            location = Some(location_of(frame, scans.get(tsi).map(|s| s.source.as_str())));
+            location = Some(location_of(frame));
             let asynchronous = tb.innermost().exception.as_ref().is_some_and(|e| !is_synchronous(e));
             let surfaced_only = asynchronous
                 && matches!(root.strength, Strength::Assertion | Strength::StickyAssert | Strength::Cascade);
@@ -681,7 +681,7 @@ fn locating_traceback<'a>(stream: &Stream<'a>, root: &Failure<'a>) -> Option<(us
     stream.tracebacks.iter().find(|(_, tb)| with_user(tb) && tb.style != Style::Faulthandler).copied()
 }
 
-fn location_of(frame: &Frame, _source: Option<&str>) -> Location {
+fn location_of(frame: &Frame) -> Location {
     Location {
         file: frame.file.clone(),
         line: frame.line,
@@ -695,12 +695,7 @@ fn location_of(frame: &Frame, _source: Option<&str>) -> Location {
 
 /// The line of a source file that exists on this machine, as written (indentation kept).
 pub fn source_line(file: &str, line: Option<u64>) -> Option<String> {
-    let line = line?;
-    if line == 0 {
-        return None;
-    }
-    let text = std::fs::read_to_string(file).ok()?;
-    text.lines().nth(line as usize - 1).map(|l| l.trim_end().to_string())
+    crate::diagnostic::read_line(std::path::Path::new(file), line?).map(|l| l.trim_end().to_string())
 }
 
 fn secondary(
