@@ -7,6 +7,7 @@
 pub mod check;
 pub mod cli;
 pub mod commands;
+pub mod contract;
 pub mod diagnose;
 pub mod diagnostic;
 pub mod exit;

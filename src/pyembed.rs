@@ -77,7 +77,7 @@ impl Drop for Materialized {
 /// writable memory file system (creating and removing a few dozen files there costs
 /// microseconds, on a busy disk tens of milliseconds), else the system temporary directory.
 fn scratch_base() -> PathBuf {
-    if let Some(dir) = std::env::var_os("ASSERTSCOPE_TMPDIR").filter(|d| !d.is_empty()) {
+    if let Some(dir) = std::env::var_os(crate::contract::env::TMPDIR).filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }
     let shm = Path::new("/dev/shm");

@@ -10,18 +10,13 @@ import socket
 import sys
 import time
 
+from . import _contract
+
 SCHEMA = "assertscope.guard-report/1"
-REPORT_DIR_ENV = "ASSERTSCOPE_REPORT_DIR"
+REPORT_DIR_ENV = _contract.REPORT_DIR_ENV
 
 _counter = itertools.count(1)
 
-
-def _env_int(*names):
-    for name in names:
-        value = os.environ.get(name, "").strip()
-        if value.lstrip("-").isdigit():
-            return int(value)
-    return None
 
 
 def report(diagnosis):
@@ -31,9 +26,9 @@ def report(diagnosis):
         "time": time.time(),
         "host": socket.gethostname(),
         "pid": os.getpid(),
-        "rank": _env_int("RANK", "SLURM_PROCID"),
-        "local_rank": _env_int("LOCAL_RANK", "SLURM_LOCALID"),
-        "world_size": _env_int("WORLD_SIZE", "SLURM_NTASKS"),
+        "rank": _contract.env_number(_contract.RANK_VARIABLES),
+        "local_rank": _contract.env_number(_contract.LOCAL_RANK_VARIABLES),
+        "world_size": _contract.env_number(_contract.WORLD_SIZE_VARIABLES),
         "argv": list(sys.argv),
         "diagnosis": diagnosis,
     }
@@ -45,7 +40,7 @@ def write(diagnosis, directory=None):
     if not directory or diagnosis is None:
         return None
     try:
-        host = "".join(c if c.isalnum() or c in "-_." else "_" for c in socket.gethostname()) or "host"
+        host = _contract.file_name_host(socket.gethostname())
         name = f"guard-{host}-{os.getpid()}-{next(_counter)}.json"
         path = os.path.join(directory, name)
         temp = os.path.join(directory, f".{name}.tmp")

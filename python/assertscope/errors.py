@@ -1,8 +1,6 @@
 """GuardError: the exception the guard raises, and the diagnosis it carries."""
 
-import os
-
-from . import _render, kb
+from . import _contract, _render, kb
 
 __all__ = ["GuardError", "Finding", "DIAGNOSIS_SCHEMA"]
 
@@ -56,14 +54,6 @@ class GuardError(RuntimeError):
 GuardError.__module__ = "assertscope"
 
 
-def _rank():
-    for name in ("RANK", "SLURM_PROCID"):
-        value = os.environ.get(name)
-        if value is not None and value.strip().lstrip("-").isdigit():
-            return int(value)
-    return None
-
-
 def json_safe(value):
     """Values as strict JSON allows: NaN and infinities become strings, tuples lists."""
     if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
@@ -90,7 +80,7 @@ def build(op, finding, location, note=None):
         "confidence": "high",
         "op": op,
         "location": location,
-        "rank": _rank(),
+        "rank": _contract.rank(),
         "evidence": [{"kind": "guard", "text": f"{op}: {finding.found}", "source_line": None}]
         + [{"kind": "tensor", "text": f"{name}: {text}", "source_line": None} for name, text in summaries],
         "values": json_safe(finding.values),

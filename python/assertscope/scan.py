@@ -31,7 +31,7 @@ import sys
 import time
 import traceback
 
-from assertscope import kb
+from assertscope import _contract, kb
 
 KEEP = 10
 LABEL_KEYS = ("labels", "label", "targets", "target", "y")
@@ -536,7 +536,7 @@ def scan(args) -> dict:
     import torch  # noqa: F401  (fail early, with the right message, without torch)
     from torch.utils.data import DataLoader
 
-    result = {"version": 1, "target": args.target, "findings": [], "error": None}
+    result = {"version": _contract.SCAN_RESULT_VERSION, "target": args.target, "findings": [], "error": None}
     obj = resolve(load_target(args.target), args.target)
     if isinstance(obj, DataLoader):
         loader = obj
@@ -644,17 +644,17 @@ def main(argv=None) -> int:
     try:
         result = scan(args)
     except ScanError as e:
-        result = {"version": 1, "target": args.target, "findings": [], "error": {"kind": "load", "message": str(e)}}
+        result = {"version": _contract.SCAN_RESULT_VERSION, "target": args.target, "findings": [], "error": {"kind": "load", "message": str(e)}}
     except ImportError as e:
         result = {
-            "version": 1,
+            "version": _contract.SCAN_RESULT_VERSION,
             "target": args.target,
             "findings": [],
             "error": {"kind": "load", "message": f"{args.target}: import failed: {one_line(e)}", "traceback": traceback.format_exc()},
         }
     except Exception as e:
         result = {
-            "version": 1,
+            "version": _contract.SCAN_RESULT_VERSION,
             "target": args.target,
             "findings": [],
             "error": {

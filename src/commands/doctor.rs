@@ -43,7 +43,7 @@ pub fn execute(args: DoctorArgs) -> anyhow::Result<u8> {
         print!("{}", render(&report, &Palette::new(args.color.for_stdout())));
     }
     let torch_ok = report["probe"]["torch"]["installed"].as_bool() == Some(true);
-    Ok(if torch_ok { crate::exit::DIAGNOSED } else { crate::exit::NOT_FOUND })
+    Ok(if torch_ok { crate::exit::OK } else { crate::exit::PROBLEMS_FOUND })
 }
 
 /// Runs the probe in the user's Python the way `assertscope run` would start it, so the
@@ -56,8 +56,8 @@ fn probe(python: &PathBuf) -> anyhow::Result<Value> {
     let out = Command::new(python)
         .args(["-m", "assertscope._probe"])
         .env("PYTHONPATH", package.pythonpath())
-        .env("ASSERTSCOPE_GUARD", "1")
-        .env("ASSERTSCOPE_REPORT_DIR", &reports)
+        .env(crate::contract::env::GUARD, "1")
+        .env(crate::contract::env::REPORT_DIR, &reports)
         .output()
         .with_context(|| format!("running {}", python.display()))?;
     if !out.status.success() {

@@ -73,6 +73,9 @@ pub struct ScanArgs {
 /// What `python -m assertscope.scan` writes.
 #[derive(Debug, Deserialize)]
 pub struct ScanResult {
+    /// [`crate::contract::SCAN_RESULT_VERSION`]: a copy of the package from another
+    /// release writes another.
+    pub version: u64,
     pub target: String,
     #[serde(default)]
     pub kind: Option<String>,
@@ -166,6 +169,12 @@ pub fn execute(args: ScanArgs) -> anyhow::Result<u8> {
     })?;
     let result: ScanResult =
         serde_json::from_str(&text).context("reading the findings of assertscope.scan")?;
+    anyhow::ensure!(
+        result.version == crate::contract::SCAN_RESULT_VERSION,
+        "{python} -m assertscope.scan wrote findings of version {}, this assertscope reads version {}",
+        result.version,
+        crate::contract::SCAN_RESULT_VERSION
+    );
     if let Some(failure) = &result.error {
         if let Some(tb) = &failure.traceback {
             eprint!("{tb}");
@@ -181,7 +190,7 @@ pub fn execute(args: ScanArgs) -> anyhow::Result<u8> {
     }
     stdout.flush()?;
     let errors = result.findings.iter().any(|f| f.severity == Severity::Error);
-    Ok(if errors { exit::NOT_FOUND } else { exit::DIAGNOSED })
+    Ok(if errors { exit::PROBLEMS_FOUND } else { exit::OK })
 }
 
 /// A `Stdio` writing to a duplicate of our stderr.

@@ -8,6 +8,7 @@ mod pty;
 
 pub use output::Sink;
 
+use crate::contract;
 use crate::guard_report::{self as reports, GuardReport};
 use crate::log::{self, LogScan};
 use crate::pyembed::Materialized;
@@ -163,19 +164,20 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<Outcome
     }
     if opts.mode != GuardMode::Off || opts.cpu {
         cmd.env("PYTHONPATH", package.pythonpath());
-        cmd.env("ASSERTSCOPE_REPORT_DIR", &report_dir);
+        cmd.env(contract::env::REPORT_DIR, &report_dir);
     }
     if opts.mode != GuardMode::Off {
-        cmd.env("ASSERTSCOPE_GUARD", "1");
+        cmd.env(contract::env::GUARD, "1");
+        let [auto, sync, asynchronous] = contract::GUARD_MODES;
         let mode = match opts.mode {
-            GuardMode::Sync => "sync",
-            GuardMode::Async => "async",
-            _ => "auto",
+            GuardMode::Sync => sync,
+            GuardMode::Async => asynchronous,
+            _ => auto,
         };
-        cmd.env("ASSERTSCOPE_GUARD_MODE", mode);
+        cmd.env(contract::env::GUARD_MODE, mode);
     }
     if opts.cpu {
-        cmd.env("ASSERTSCOPE_CPU", "1");
+        cmd.env(contract::env::CPU, "1");
     }
     if opts.blocking {
         cmd.env("CUDA_LAUNCH_BLOCKING", "1");
@@ -302,16 +304,10 @@ const OUTPUT_TAIL_BYTES: usize = 16 << 20;
 /// `output-rank3-node07-4242.log`: the rank (when a launcher set one for this process,
 /// as srun does), the host and the pid, so that `explain DIR` can tell the files apart.
 fn output_file_name() -> String {
-    let rank = ["RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok().filter(|r| r.parse::<u32>().is_ok()));
-    let host = nix::unistd::gethostname()
-        .ok()
-        .and_then(|h| h.into_string().ok())
-        .map(|h| {
-            h.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect::<String>()
-        })
-        .unwrap_or_else(|| "host".into());
+    let rank = contract::rank();
+    let host = contract::file_name_host(
+        &nix::unistd::gethostname().ok().and_then(|h| h.into_string().ok()).unwrap_or_default(),
+    );
     let pid = std::process::id();
     match rank {
         Some(r) => format!("output-rank{r}-{host}-{pid}.log"),

@@ -12,7 +12,7 @@ every tensor synchronously (on CUDA: one host sync per guarded call, the exact l
 once); "async" checks every tensor asynchronously, CPU tensors included.
 """
 
-MODES = ("auto", "sync", "async")
+from .._contract import GUARD_MODES as MODES  # noqa: E402
 
 __all__ = ["guard", "unguard", "is_guarded", "MODES"]
 

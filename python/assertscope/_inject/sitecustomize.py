@@ -17,6 +17,8 @@ the program runs unguarded.
 import os
 import sys
 
+from assertscope import _contract
+
 _warned = []
 
 
@@ -65,17 +67,20 @@ def _enabled(name):
 def _after_torch_import():
     """Switches on what the environment asks for; never raises."""
     try:
-        if _enabled("ASSERTSCOPE_CPU"):
+        if _enabled(_contract.CPU_ENV):
             from assertscope.cpu import on_cpu
 
             on_cpu()
-        if _enabled("ASSERTSCOPE_GUARD"):
+        if _enabled(_contract.GUARD_ENV):
             import assertscope
 
-            mode = os.environ.get("ASSERTSCOPE_GUARD_MODE", "auto").strip().lower() or "auto"
-            if mode not in ("auto", "sync", "async"):
-                _warn(f"ASSERTSCOPE_GUARD_MODE={mode!r} is not auto, sync or async; using auto")
-                mode = "auto"
+            default = _contract.GUARD_MODES[0]
+            mode = os.environ.get(_contract.GUARD_MODE_ENV, default).strip().lower() or default
+            if mode not in _contract.GUARD_MODES:
+                *others, last = _contract.GUARD_MODES
+                names = f"{', '.join(others)} or {last}"
+                _warn(f"{_contract.GUARD_MODE_ENV}={mode!r} is not {names}; using {default}")
+                mode = default
             assertscope.guard(mode=mode)
     except Exception as exc:  # noqa: BLE001 - the user's program must run even if we cannot
         _warn(f"could not switch the guard on ({exc.__class__.__name__}: {exc}); running without it")
@@ -146,7 +151,7 @@ class TorchImportHook:
 
 
 def install():
-    if not (_enabled("ASSERTSCOPE_GUARD") or _enabled("ASSERTSCOPE_CPU")):
+    if not (_enabled(_contract.GUARD_ENV) or _enabled(_contract.CPU_ENV)):
         return
     if sys.version_info < (3, 9):
         _warn("the guard needs Python 3.9 or newer; running without it")
