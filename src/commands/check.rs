@@ -66,7 +66,7 @@ pub fn execute(args: CheckArgs) -> anyhow::Result<u8> {
         stdout.write_all(check::render::human(&outcome, &palette).as_bytes())?;
     }
     stdout.flush()?;
-    Ok(if outcome.has_errors() { exit::NOT_FOUND } else { exit::DIAGNOSED })
+    Ok(if outcome.has_errors() { exit::PROBLEMS_FOUND } else { exit::OK })
 }
 
 fn options(args: &CheckArgs) -> anyhow::Result<CheckOptions> {

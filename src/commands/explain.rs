@@ -39,7 +39,7 @@ pub fn exit_status(report: &Report) -> u8 {
     if report.found_problem() {
         crate::exit::DIAGNOSED
     } else {
-        crate::exit::NOT_FOUND
+        crate::exit::NO_ERROR_FOUND
     }
 }
 

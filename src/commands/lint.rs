@@ -60,8 +60,8 @@ pub fn execute(args: LintArgs) -> anyhow::Result<u8> {
     Ok(if !outcome.unreadable.is_empty() {
         exit::USAGE
     } else if !outcome.findings.is_empty() {
-        exit::NOT_FOUND
+        exit::PROBLEMS_FOUND
     } else {
-        exit::DIAGNOSED
+        exit::OK
     })
 }

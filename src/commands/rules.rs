@@ -84,5 +84,5 @@ pub fn execute(args: RulesArgs) -> anyhow::Result<u8> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
         other => other?,
     }
-    Ok(crate::exit::DIAGNOSED)
+    Ok(crate::exit::OK)
 }
