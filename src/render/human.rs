@@ -95,7 +95,9 @@ pub fn diagnostic(d: &Diagnosis) -> Diagnostic {
 /// The user's frame: the line as it is on disk now (the log's copy otherwise), labelled
 /// with its function and, when CUDA reported late, that it is not where the error happened.
 fn location_span(loc: &Location, what: Option<&str>) -> Span {
-    let code = crate::diagnose::source_line(&loc.file, loc.line).or_else(|| loc.code.clone());
+    let on_disk =
+        loc.line.and_then(|line| crate::diagnostic::read_line(std::path::Path::new(&loc.file), line));
+    let code = on_disk.or_else(|| loc.code.clone());
     let label = match (loc.function.as_deref(), what) {
         (Some(f), Some(what)) => Some(format!("in `{f}`: {what}")),
         (Some(f), None) => Some(format!("in `{f}`")),
