@@ -158,3 +158,27 @@ def test_torchscript_is_not_guarded_and_pytorch_raises_its_own_error():
     with pytest.raises((IndexError, RuntimeError), match="index out of range in self") as caught:
         scripted_lookup(weight, torch.tensor([1, 12]))
     assert not isinstance(caught.value, GuardError)
+
+
+def test_assertscope_run_guards_a_compiled_training_script(tmp_path):
+    # The injected guard (as `assertscope run` starts it) reaches a model compiled by the script.
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import assertscope_binary
+
+    scripts = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
+    proc = subprocess.run(
+        [assertscope_binary(), "run", "--json", "--grace", "300", "--", sys.executable, "compiled_tagger.py", "bad-label"],
+        cwd=scripts, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=900,
+        env={**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""},
+    )
+    assert proc.returncode == 1, proc.stderr.decode()[-3000:]
+    root = json.loads(proc.stdout)["diagnoses"][0]
+    assert (root["cause"], root["op"]) == ("target-out-of-range", "cross_entropy")
+    assert (root["location"]["file"], root["location"]["function"]) == ("compiled_tagger.py", "forward")
+    assert root["location"]["code"] == "return F.cross_entropy(logits.flatten(0, 1), labels.flatten())"
+    assert (root["values"]["max"], root["values"]["bound"], root["values"]["bad_count"]) == (5, 5, 1)
+    assert b"step 1 " in proc.stderr and b"step 2 " not in proc.stderr
