@@ -4,13 +4,22 @@ CPU the same bad value raises a readable error instead of a device-side assert).
 What it remaps, in this process, from the call on:
   * devices: "cuda", "cuda:1", torch.device("cuda"), and CUDA ordinals (0, 1, ...) passed to
     tensor factories (torch.zeros(..., device=...) & co.), Tensor.to / .cuda / .new_*,
-    nn.Module.to / .cuda, torch.set_default_device, torch.load(map_location=...), and the
-    legacy torch.cuda.FloatTensor-style types;
+    nn.Module.to / .cuda, torch.set_default_device, `with torch.device("cuda"):`,
+    torch.Generator(device="cuda"), torch.load(map_location=...), and the legacy
+    torch.cuda.FloatTensor-style types;
   * torch.cuda.is_available() answers True, so a script that branches on it takes the same
     CUDA path it takes on a GPU machine; the torch.cuda calls such scripts make (device
-    counts and names, set_device, synchronize, seeds, RNG state, memory statistics, events,
-    streams) answer as a one-GPU machine whose "GPU" is the CPU;
-  * torch.autocast("cuda") and GradScaler("cuda") become their CPU versions;
+    counts, names and properties, set_device, synchronize, seeds, RNG state, memory
+    statistics, streams, events, nvtx ranges) answer as a one-GPU machine whose "GPU" is the
+    CPU: streams and events are already complete, timings use the wall clock, memory reads 0;
+  * torch.accelerator names "cuda" as the accelerator, and its stream, device and memory calls
+    answer the same way. The optimizers ask it for the current stream in step() (Adam, AdamW,
+    RMSprop, NAdam, ... since torch 2.6), so without this their first step reaches the CUDA
+    driver. torch.Stream / torch.Event for "cuda" are the same stand-ins;
+  * optimizers built with capturable=True (for CUDA-graph capture) take the plain update,
+    which PyTorch refuses to run capturable on the CPU;
+  * torch.autocast("cuda"), torch.cuda.amp.autocast and GradScaler("cuda") become their CPU
+    versions;
   * DataLoader(pin_memory=True) does not pin; Tensor.pin_memory() is a no-op;
   * torch.distributed: the "nccl" backend becomes "gloo", DistributedDataParallel drops
     device_ids, DataParallel runs the module directly.
@@ -18,6 +27,7 @@ Call it before tensors are created. Names bound before the call (`from torch imp
 keep their CUDA meaning; `assertscope run --cpu` calls on_cpu() as torch is imported.
 """
 
+import collections
 import functools
 import os
 import time
@@ -26,6 +36,7 @@ import types
 __all__ = ["on_cpu", "is_on_cpu", "cpu_device"]
 
 _active = False
+_CPU = None  # torch.device("cpu"), set by on_cpu() (torch is imported lazily)
 
 
 def is_on_cpu():
@@ -94,6 +105,8 @@ def _tensor_cuda(original):
 
 
 def _returning(value):
+    """A replacement that ignores its arguments and answers `value` (called, if callable)."""
+
     def make(original):
         def replacement(*args, **kwargs):
             return value() if callable(value) else value
@@ -104,10 +117,12 @@ def _returning(value):
 
 
 class _FakeEvent:
-    """torch.cuda.Event on the CPU: everything is already done; timing uses the wall clock."""
+    """torch.cuda.Event / torch.Event on the CPU: everything is already done; timing uses the
+    wall clock."""
 
-    def __init__(self, enable_timing=False, blocking=False, interprocess=False, **_):
+    def __init__(self, device=None, enable_timing=False, blocking=False, interprocess=False, **_):
         self.time = None
+        self.device = _CPU
 
     def record(self, stream=None):
         self.time = time.perf_counter()
@@ -122,20 +137,32 @@ class _FakeEvent:
         pass
 
     def elapsed_time(self, end_event):
+        if self.time is None or getattr(end_event, "time", None) is None:
+            # CUDA's own refusal for an event that was never recorded.
+            raise RuntimeError("Both events must be recorded before calculating elapsed time.")
         return (end_event.time - self.time) * 1000.0
 
 
 class _FakeStream:
-    """torch.cuda.Stream on the CPU: work is already done when it is queued."""
+    """torch.cuda.Stream / torch.Stream on the CPU: work is already done when it is queued,
+    so waits and synchronisations return at once, and nothing is ever graph-captured."""
 
     def __init__(self, device=None, priority=0, **_):
-        self.device = None
+        self.device = _CPU
+        self.device_type = "cpu"
+        self.device_index = 0
+        self.priority = priority
+        self.stream_id = 0
+        self.cuda_stream = 0
 
     def synchronize(self):
         pass
 
     def query(self):
         return True
+
+    def is_capturing(self):
+        return False
 
     def wait_stream(self, stream):
         pass
@@ -148,11 +175,23 @@ class _FakeStream:
         event.record()
         return event
 
+    def native_handle(self):
+        return 0
+
+    def __eq__(self, other):
+        return isinstance(other, _FakeStream)
+
+    def __hash__(self):
+        return hash(_FakeStream)
+
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         return False
+
+    def __repr__(self):
+        return "<assertscope --cpu stream>"
 
 
 class _NoContext:
@@ -165,20 +204,55 @@ class _NoContext:
     def __exit__(self, *exc):
         return False
 
+    def __call__(self, function):
+        return function  # also usable as a decorator, like torch.cuda.device
 
-def _properties():
+
+def _cuda_or_default(original_class, fake_class):
+    """A stand-in for torch.Stream / torch.Event: the fake for CUDA (or no device named), the
+    real class for any other device; isinstance() accepts both."""
+
+    class Meta(type):
+        def __instancecheck__(cls, obj):
+            return isinstance(obj, (fake_class, original_class))
+
+    class StandIn(metaclass=Meta):
+        def __new__(cls, device=None, *args, **kwargs):
+            if device is not None and cpu_device(device) == device:  # not a CUDA device
+                return original_class(device, *args, **kwargs)
+            return fake_class(device, *args, **kwargs)
+
+    StandIn.__name__ = StandIn.__qualname__ = original_class.__name__
+    StandIn.__module__ = original_class.__module__
+    StandIn.__doc__ = original_class.__doc__
+    return StandIn
+
+
+def _properties(device=None):
     import torch
 
     return types.SimpleNamespace(
         name="CPU (assertscope --cpu)",
-        total_memory=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") if hasattr(os, "sysconf") else 0,
+        total_memory=_total_memory(),
         major=8,
         minor=0,
         multi_processor_count=os.cpu_count() or 1,
         is_integrated=False,
         is_multi_gpu_board=False,
+        L2_cache_size=0,
+        warp_size=32,
+        max_threads_per_multi_processor=2048,
         type=torch.device("cpu"),
     )
+
+
+def _total_memory():
+    if hasattr(os, "sysconf"):
+        try:
+            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError):
+            pass
+    return 0
 
 
 def _device_count():
@@ -190,9 +264,30 @@ def _device_count():
     return 1
 
 
+def _memory_stats(*args, **kwargs):
+    # Scripts index it by key ("allocated_bytes.all.peak"): every statistic reads 0.
+    return collections.defaultdict(int)
+
+
+_CUDA_MODULES = ("torch.cuda", "torch.cuda.memory", "torch.cuda.random", "torch.cuda.streams", "torch.cuda.nvtx")
+_ACCELERATOR_MODULES = ("torch.accelerator", "torch.accelerator.memory", "torch.accelerator.random")
+
+
+def _modules(names):
+    import importlib
+
+    found = []
+    for name in names:
+        try:
+            found.append(importlib.import_module(name))
+        except ImportError:
+            pass
+    return found
+
+
 def _remap_cuda_module(torch):
     cuda = torch.cuda
-    state = {"device": 0}
+    state = {"device": 0, "stream": None}
 
     def set_device(device):
         if isinstance(device, torch.device):
@@ -202,6 +297,16 @@ def _remap_cuda_module(torch):
         elif isinstance(device, int):
             state["device"] = device
 
+    def current_stream(*args, **kwargs):
+        return state["stream"] or _FakeStream()
+
+    def set_stream(stream):
+        state["stream"] = stream if isinstance(stream, _FakeStream) else None
+
+    memory = _total_memory
+    # Every torch.cuda call a training script makes, answered as a one-GPU machine whose GPU is
+    # the CPU. They are replaced in torch.cuda and in the submodules that define them
+    # (torch.cuda.memory, torch.cuda.random), which call each other by their own names.
     answers = {
         "is_available": True,
         "is_initialized": True,
@@ -210,7 +315,9 @@ def _remap_cuda_module(torch):
         "get_device_name": "CPU (assertscope --cpu)",
         "get_device_capability": (8, 0),
         "get_device_properties": _properties,
+        "get_arch_list": lambda: ["sm_80"],
         "is_bf16_supported": True,
+        "is_tf32_supported": True,
         "synchronize": None,
         "init": None,
         "empty_cache": None,
@@ -221,7 +328,7 @@ def _remap_cuda_module(torch):
         "seed_all": None,
         "initial_seed": lambda: torch.initial_seed(),
         "get_rng_state": lambda: torch.get_rng_state(),
-        "get_rng_state_all": lambda: [torch.get_rng_state()],
+        "get_rng_state_all": lambda: [torch.get_rng_state() for _ in range(_device_count())],
         "set_rng_state": None,
         "set_rng_state_all": None,
         "memory_allocated": 0,
@@ -230,45 +337,104 @@ def _remap_cuda_module(torch):
         "max_memory_reserved": 0,
         "memory_cached": 0,
         "max_memory_cached": 0,
+        "device_memory_used": 0,
         "reset_peak_memory_stats": None,
         "reset_max_memory_allocated": None,
+        "reset_max_memory_cached": None,
         "reset_accumulated_memory_stats": None,
-        "memory_stats": lambda: {},
+        "memory_stats": _memory_stats,
+        "memory_stats_as_nested_dict": lambda: {},
+        "memory_snapshot": lambda: [],
         "memory_summary": "assertscope --cpu: no CUDA memory is used",
-        "mem_get_info": lambda: (_properties().total_memory, _properties().total_memory),
+        "list_gpu_processes": "assertscope --cpu: no GPU processes",
+        "mem_get_info": lambda: (memory(), memory()),
         "set_per_process_memory_fraction": None,
+        "get_per_process_memory_fraction": 1.0,
         "utilization": 0,
-        "current_stream": lambda: _FakeStream(),
+        "memory_usage": 0,
+        "temperature": 0,
+        "power_draw": 0,
+        "clock_rate": 0,
+        "current_stream": current_stream,
         "default_stream": lambda: _FakeStream(),
         "is_current_stream_capturing": False,
+        "can_device_access_peer": True,
+        "range_push": None,
+        "range_pop": None,
+        "mark": None,
     }
-    for name, value in answers.items():
-        _wrap(cuda, name, _returning(value))
-    _wrap(cuda, "set_device", lambda original: set_device)
-    for name, replacement in (("Event", _FakeEvent), ("Stream", _FakeStream), ("device", _NoContext), ("stream", _NoContext), ("device_of", _NoContext)):
+    for module in _modules(_CUDA_MODULES):
+        for name, value in answers.items():
+            if name in vars(module):
+                _wrap(module, name, _returning(value))
+        for name, function in (("set_device", set_device), ("set_stream", set_stream)):
+            if name in vars(module):
+                _wrap(module, name, lambda original, function=function: function)
+        if "range" in vars(module) and module.__name__ == "torch.cuda.nvtx":
+            module.range = _NoContext
+    for name, replacement in (
+        ("Event", _FakeEvent),
+        ("Stream", _FakeStream),
+        ("ExternalStream", _FakeStream),
+        ("device", _NoContext),
+        ("stream", _NoContext),
+        ("device_of", _NoContext),
+    ):
         if hasattr(cuda, name):
             setattr(cuda, name, replacement)
-    if hasattr(cuda, "nvtx"):
-        for name in ("range_push", "range_pop", "mark"):
-            _wrap(cuda.nvtx, name, _returning(None))
+    # torch.Generator(device="cuda") & co. draw from the CPU generator.
+    cuda.default_generators = (torch.default_generator,) * _device_count()
     for kind in ("Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte", "Bool"):
         name = f"{kind}Tensor"
         if hasattr(cuda, name) and hasattr(torch, name):
             setattr(cuda, name, getattr(torch, name))
-    accelerator = getattr(torch, "accelerator", None)
-    if accelerator is not None:
-        for name, value in (
-            ("is_available", True),
-            ("current_accelerator", lambda: torch.device("cuda")),
-            ("device_count", _device_count),
-            ("current_device_index", lambda: state["device"]),
-            ("current_device_idx", lambda: state["device"]),
-            ("synchronize", None),
-            ("empty_cache", None),
-        ):
-            _wrap(accelerator, name, _returning(value))
-        for name in ("set_device_index", "set_device_idx"):
-            _wrap(accelerator, name, lambda original: set_device)
+    _remap_accelerator(torch, state, set_device, current_stream, set_stream)
+    # torch.Stream(device="cuda") / torch.Event(device="cuda"): the generic stream API the
+    # optimizers and AMP use since torch.accelerator exists.
+    for name, fake in (("Stream", _FakeStream), ("Event", _FakeEvent)):
+        original = getattr(torch, name, None)
+        if isinstance(original, type) and not getattr(original, "__assertscope_cpu__", False):
+            stand_in = _cuda_or_default(original, fake)
+            stand_in.__assertscope_cpu__ = True
+            setattr(torch, name, stand_in)
+
+
+def _remap_accelerator(torch, state, set_device, current_stream, set_stream):
+    """torch.accelerator (torch >= 2.6) names "cuda" as the machine's accelerator; the optimizers
+    (Adam, AdamW, RMSprop, ...) ask it for the current stream in step(), so its stream, memory
+    and device calls must answer too, or the first step() reaches the CUDA driver."""
+    if getattr(torch, "accelerator", None) is None:
+        return
+    memory = _total_memory
+    answers = {
+        "is_available": True,
+        "current_accelerator": lambda *args, **kwargs: torch.device("cuda"),
+        "device_count": _device_count,
+        "current_device_index": lambda: state["device"],
+        "current_device_idx": lambda: state["device"],
+        "get_device_capability": lambda *args: {"major": 8, "minor": 0},
+        "current_stream": current_stream,
+        "synchronize": None,
+        "empty_cache": None,
+        "empty_host_cache": None,
+        "memory_stats": _memory_stats,
+        "memory_allocated": 0,
+        "max_memory_allocated": 0,
+        "memory_reserved": 0,
+        "max_memory_reserved": 0,
+        "reset_accumulated_memory_stats": None,
+        "reset_peak_memory_stats": None,
+        "get_memory_info": lambda *args: (memory(), memory()),
+    }
+    for module in _modules(_ACCELERATOR_MODULES):
+        for name, value in answers.items():
+            if name in vars(module):
+                _wrap(module, name, _returning(value))
+        for name, function in (("set_device_index", set_device), ("set_device_idx", set_device), ("set_stream", set_stream)):
+            if name in vars(module):
+                _wrap(module, name, lambda original, function=function: function)
+        if isinstance(vars(module).get("device_index"), type):
+            module.device_index = _NoContext
 
 
 def _remap_amp(torch):
@@ -321,6 +487,55 @@ def _remap_data_and_io(torch):
 
     _wrap(torch, "load", load)
     _wrap(torch, "set_default_device", _remapping_positional_device)
+
+
+def _remap_generator_and_device_context(torch):
+    """torch.Generator(device="cuda") and `with torch.device("cuda"):` (the default-device
+    context, which PyTorch's C++ enters through torch.utils._device.DeviceContext)."""
+    original = torch.Generator
+    if not getattr(original, "__assertscope_cpu__", False):
+
+        class Generator(original):
+            __assertscope_cpu__ = True
+
+            def __new__(cls, device="cpu"):
+                return super().__new__(cls, cpu_device(device))
+
+        Generator.__name__ = Generator.__qualname__ = "Generator"
+        Generator.__module__ = original.__module__
+        Generator.__doc__ = original.__doc__
+        torch.Generator = Generator
+
+    try:
+        from torch.utils._device import DeviceContext
+    except ImportError:
+        return
+    context_init = DeviceContext.__init__
+
+    def init(self, device):
+        context_init(self, cpu_device(device))
+
+    if not getattr(context_init, "__assertscope_cpu__", False):
+        init.__assertscope_cpu__ = True
+        DeviceContext.__init__ = init
+
+
+def _remap_optimizers(torch):
+    """capturable=True (Adam & co. ready for CUDA-graph capture) is refused for CPU parameters;
+    on the CPU nothing is captured, and the plain update computes the same step."""
+    optimizer = torch.optim.Optimizer
+    add_param_group = optimizer.add_param_group
+
+    def add(self, param_group):
+        add_param_group(self, param_group)
+        for group in (self.param_groups[-1], self.defaults):
+            if group.get("capturable"):
+                group["capturable"] = False
+
+    if not getattr(add_param_group, "__assertscope_cpu__", False):
+        functools.update_wrapper(add, add_param_group)
+        add.__assertscope_cpu__ = True
+        optimizer.add_param_group = add
 
 
 def _remapping_positional_device(original):
@@ -385,11 +600,12 @@ def _remap_distributed(torch):
 
 def on_cpu():
     """Remaps CUDA to the CPU in this process (idempotent). See the module docstring."""
-    global _active
+    global _active, _CPU
     if _active:
         return
     import torch
 
+    _CPU = torch.device("cpu")
     constructors = set()
     try:
         from torch.utils._device import _device_constructors
@@ -416,5 +632,7 @@ def on_cpu():
     _remap_cuda_module(torch)
     _remap_amp(torch)
     _remap_data_and_io(torch)
+    _remap_generator_and_device_context(torch)
+    _remap_optimizers(torch)
     _remap_distributed(torch)
     _active = True

@@ -61,16 +61,20 @@ def guard(mode="auto"):
 
     previous = (_engine.state.enabled, _engine.state.mode)
     _patch.install()
+    from . import compiled  # compiled: torch.compile'd graphs get the checks too
+
+    compiled.install()  # compiled
     _engine.state.enabled = True
     _engine.state.mode = mode
     return GuardHandle(previous)
 
 
 def _switch_off(drain=True):
-    from . import _engine, _patch
+    from . import _engine, _patch, compiled  # compiled
 
     _engine.state.enabled = False
     _patch.uninstall()
+    compiled.uninstall()  # compiled
     _engine.shutdown(drain)
 
 

@@ -341,8 +341,8 @@ def _ledger(device):
     return ledger
 
 
-def _defer(check, call, rules):
-    location = _frames.capture()
+def _defer(check, call, rules, location=None):  # location: given by compiled code (compiled.py)
+    location = _frames.capture() if location is None else location  # compiled
     seq = next(_sequence)
     flags = []
     repaired = call

@@ -1,0 +1,412 @@
+"""The guard inside code compiled by torch.compile.
+
+What it does: while the guard is on, every graph that Dynamo (torch.compile's tracer) hands to
+a backend is rewritten before the backend sees it. In front of each guarded op in the graph
+(F.embedding, F.cross_entropy / nll_loss, gather, scatter, index_select, one_hot, take, ...
+the ops of the checks' tables) one node is inserted: the custom op `assertscope::checked`,
+which receives the op's tensors and its constant arguments, runs the very same check the
+eager guard runs, and returns the checked index (or target) tensor, which the guarded op then
+consumes. A bad value raises the usual GuardError, naming the op, the user's line inside the
+compiled model (from the graph's record of where each op was traced) and the values.
+
+Why this way, and not one of the alternatives:
+  * the check compiles into the graph: Dynamo's tracing is untouched, so the guard adds no
+    graph break and no recompilation (torch._dynamo.explain counts are the same with and
+    without it); the backend (Inductor, aot_eager, any other) sees one more op, opaque to it,
+    with a fake kernel for shape propagation, and calls it from the generated code;
+  * it runs on the real tensors, at the point in the compiled code where the op runs, so
+    values computed inside the compiled region (ids = x.argmax(-1), shifted labels) are
+    checked, which a check at the boundary of the compiled region could not do;
+  * on CUDA tensors the check is the asynchronous one (no host sync): the bad entries are
+    replaced by safe values in the returned tensor, so the generated kernel never asserts,
+    and the failure is raised at the next check point, as in eager mode;
+  * `torch._check`-style asserts on tensor values would need `.item()`: a graph break or a
+    host sync per op.
+The cost: one copy of each checked index/target tensor (a custom op may not return its
+input), and the check's own reduction.
+
+What it does not cover (the eager guard does, outside compiled regions):
+  * tensor indexing `x[idx]` / `x[idx] = v` inside a compiled region, embedding_bag and
+    ctc_loss (their functional forms reshape their arguments before the kernel sees them);
+  * ops whose non-tensor arguments are symbolic (dynamic shapes: `one_hot(t, n)` with a
+    traced n), and ops on tensor subclasses;
+  * graphs compiled before the guard was switched on (torch.compile caches them), and
+    TorchScript: torch.jit.script / torch.jit.trace run their graphs in C++ without Python,
+    so nothing in them is guarded; PyTorch's own CPU checks still raise there (IndexError /
+    RuntimeError "index out of range in self"), and `assertscope explain` reads those;
+"""
+
+import functools
+import inspect
+import json
+import sys
+import threading
+
+import torch
+
+from . import _engine
+
+__all__ = ["install", "uninstall", "rewrite", "guarded_ops_in"]
+
+OP_NAME = "assertscope::checked"
+
+# Dynamo keeps these functional forms in its graphs as they are (it does not trace into them):
+# each maps to the builtin whose check applies, and renames the parameters that differ.
+_FUNCTIONAL = {
+    "embedding": (("torch", "embedding"), {"input": "indices"}),
+    "cross_entropy": (("torch._C._nn", "cross_entropy_loss"), {}),
+    "nll_loss": (("torch._C._nn", "nll_loss_nd"), {}),
+    "binary_cross_entropy": (("torch._C._nn", "binary_cross_entropy"), {}),
+    "multi_margin_loss": (("torch._C._nn", "multi_margin_loss"), {}),
+    "multilabel_margin_loss": (("torch._C._nn", "multilabel_margin_loss"), {}),
+}
+# The argument the inserted op returns (and the guarded op then reads), in order of preference.
+_CHECKED_ARGUMENTS = ("indices", "index", "target", "targets", "tensor")
+
+_lock = threading.Lock()
+_installed = []
+
+
+# --- the custom op ----------------------------------------------------------------------------
+
+
+def _define_op():
+    library = torch.library.Library("assertscope", "FRAGMENT")
+    library.define("checked(Tensor value, Tensor?[] tensors, str site) -> Tensor")
+    library.impl("checked", _checked, "CompositeExplicitAutograd")
+    torch.library.register_fake(OP_NAME, _checked_fake, lib=library)
+    return library
+
+
+def _checked_fake(value, tensors, site):
+    return torch.empty_like(value)
+
+
+def _checked(value, tensors, site):
+    """The compiled code's check: the guarded op's call rebuilt from `site`, checked like an
+    eager call; returns the (in the asynchronous mode: repaired) checked argument."""
+    entry = _site(site)
+    check, call, returned = entry.call(value, tensors)
+    if not _engine.state.enabled:
+        return value.clone()
+    _engine.poll_all()
+    error = None
+    with _engine.Busy():
+        deferred = []
+        for rule in check.rules(call):
+            if not rule.host and _engine._mode_for(rule.tensor) == "async":
+                deferred.append(rule)
+            elif not rule.passes():
+                error = _engine.failure(check, call, rule, entry.location)
+                break
+        if error is None and deferred:
+            if not (deferred[0].tensor.is_cuda and torch.cuda.is_current_stream_capturing()):
+                call = _engine._defer(check, call, deferred, entry.frame)
+    if error is not None:
+        raise error
+    result = call.get(returned)
+    return result.clone() if result is value else result
+
+
+class _Site:
+    """One guarded op of a compiled graph, decoded from the string the graph carries."""
+
+    def __init__(self, spec):
+        data = json.loads(spec)
+        self.key = data["op"]
+        self.args = data["args"]
+        self.kwargs = data["kwargs"]
+        self.returned = data["returned"]
+        where = data.get("where")
+        self.location = self.frame = None
+        if where:
+            file, line, function, code = where
+            from .._frames import display_path
+
+            self.frame = (file, line, function)
+            self.location = {"file": display_path(file), "line": line, "function": function, "code": code}
+
+    def call(self, value, tensors):
+        check, names = _targets()["keys"][self.key]
+        args = tuple(_decode(a, value, tensors) for a in self.args)
+        kwargs = {k: _decode(v, value, tensors) for k, v in self.kwargs.items()}
+        return check, _engine.Call(names, args, kwargs), self.returned
+
+
+@functools.lru_cache(maxsize=4096)
+def _site(spec):
+    return _Site(spec)
+
+
+def _decode(encoded, value, tensors):
+    if isinstance(encoded, dict):
+        slot = encoded["tensor"]
+        return value if slot < 0 else tensors[slot]
+    if isinstance(encoded, list):
+        return tuple(_decode(e, value, tensors) for e in encoded)
+    return encoded
+
+
+# --- which graph nodes are guarded ops ----------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def _targets():
+    """{"functions": {callable: (key, check, names, renames)}, "methods": {name: ...},
+    "keys": {key: (check, names)}} for every guarded op a graph can contain."""
+    from . import _patch
+    from .checks import PATCHES
+
+    functions, methods, keys = {}, {}, {}
+    by_owner = {}
+    for owner_path, name, check, names in PATCHES:
+        if getattr(check, "wrapper", None) is not None:
+            continue  # tensor indexing: its own fast wrapper, not rebuilt here
+        try:
+            owner = _patch.resolve(owner_path)
+        except (ImportError, AttributeError):
+            continue
+        current = vars(owner).get(name) if isinstance(owner, type) else getattr(owner, name, None)
+        if current is None:
+            continue
+        original = getattr(current, "__wrapped__", current)
+        key = f"{owner_path}.{name}"
+        keys[key] = (check, names)
+        by_owner[(owner_path, name)] = key
+        if owner_path == "torch.Tensor":
+            methods[name] = (key, check, names, {})
+        else:
+            functions[original] = (key, check, names, {})
+    functional = torch.nn.functional
+    for name, (owner_and_name, renames) in _FUNCTIONAL.items():
+        key = by_owner.get(owner_and_name)
+        function = getattr(functional, name, None)
+        if key is None or function is None:
+            continue
+        check, names = keys[key]
+        functions[getattr(function, "__wrapped__", function)] = (key, check, names, renames)
+    return {"functions": functions, "methods": methods, "keys": keys}
+
+
+def _match(node):
+    targets = _targets()
+    if node.op == "call_function":
+        try:
+            return targets["functions"].get(node.target)
+        except TypeError:  # an unhashable target
+            return None
+    if node.op == "call_method":
+        return targets["methods"].get(node.target)
+    return None
+
+
+def _bind(node, names, renames):
+    """{check parameter name: (where in the node, value)}, or None when the call cannot be bound."""
+    bound = {}
+    if renames or node.op == "call_function" and _is_python_function(node.target):
+        try:
+            signature = inspect.signature(node.target)
+            arguments = signature.bind(*node.args, **node.kwargs).arguments
+        except (TypeError, ValueError):
+            return None
+        positions = list(signature.parameters)
+        for name, value in arguments.items():
+            checked_name = renames.get(name, name)
+            if checked_name in names:
+                index = positions.index(name)
+                where = ("arg", index) if index < len(node.args) else ("kwarg", name)
+                bound[checked_name] = (where, value)
+        return bound
+    for index, value in enumerate(node.args):
+        if index >= len(names):
+            return None
+        bound[names[index]] = (("arg", index), value)
+    for name, value in node.kwargs.items():
+        if name not in names:
+            return None
+        bound[name] = (("kwarg", name), value)
+    return bound
+
+
+def _is_python_function(target):
+    return inspect.isfunction(target)
+
+
+class _Unsupported(Exception):
+    """A graph value the inserted op cannot carry (a symbolic size, an unknown object)."""
+
+
+def _example(node):
+    value = node.meta.get("example_value", node.meta.get("val"))
+    return value
+
+
+def _encode(value, tensors):
+    import torch.fx
+
+    if isinstance(value, torch.fx.Node):
+        example = _example(value)
+        if not isinstance(example, torch.Tensor):
+            raise _Unsupported
+        tensors.append(value)
+        return {"tensor": len(tensors) - 1}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (tuple, list)):
+        return [_encode(v, tensors) for v in value]
+    raise _Unsupported
+
+
+def _user_frame(stack_trace):
+    """(file, line, function, code) of the deepest user frame of a node's recorded stack."""
+    if not stack_trace:
+        return None
+    from .._frames import is_user_file
+
+    lines = stack_trace.splitlines()
+    found = None
+    for i, line in enumerate(lines):
+        text = line.strip()
+        if not text.startswith('File "'):
+            continue
+        try:
+            file = text[len('File "') : text.index('", line ')]
+            rest = text[text.index('", line ') + len('", line ') :]
+            number, _, function = rest.partition(", in ")
+            number = int(number)
+        except ValueError:
+            continue
+        if is_user_file(file):
+            code = lines[i + 1].strip() if i + 1 < len(lines) and not lines[i + 1].strip().startswith("File ") else None
+            found = (file, number, function.strip(), code or None)
+    return found
+
+
+def rewrite(gm):
+    """Inserts the check in front of every guarded op of a Dynamo graph; returns how many."""
+    graph = gm.graph
+    inserted = 0
+    for node in list(graph.nodes):
+        matched = _match(node)
+        if matched is None:
+            continue
+        key, check, names, renames = matched
+        bound = _bind(node, names, renames)
+        if not bound:
+            continue
+        returned = next(
+            (
+                name
+                for name in _CHECKED_ARGUMENTS
+                if name in bound and isinstance(_example_of(bound[name][1]), torch.Tensor)
+            ),
+            None,
+        )
+        if returned is None:
+            continue
+        tensors = []
+        try:
+            value_node = bound[returned][1]
+            args, kwargs = [], {}
+            for name in names:
+                if name not in bound:
+                    continue
+                value = bound[name][1]
+                encoded = {"tensor": -1} if value is value_node and name == returned else _encode(value, tensors)
+                kwargs[name] = encoded
+        except _Unsupported:
+            continue
+        spec = json.dumps(
+            {"op": key, "args": args, "kwargs": kwargs, "returned": returned, "where": _user_frame(node.meta.get("stack_trace"))},
+            separators=(",", ":"),
+        )
+        with graph.inserting_before(node):
+            checked = graph.call_function(torch.ops.assertscope.checked.default, (value_node, list(tensors), spec))
+        checked.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack", "source_fn_stack")})
+        example = _example(value_node)
+        if example is not None:
+            checked.meta["example_value"] = example
+        kind, position = bound[returned][0]
+        if kind == "arg":
+            node.args = node.args[:position] + (checked,) + node.args[position + 1 :]
+        else:
+            node.kwargs = {**node.kwargs, position: checked}
+        inserted += 1
+    if inserted:
+        graph.lint()
+        gm.recompile()
+    return inserted
+
+
+def _example_of(value):
+    import torch.fx
+
+    return _example(value) if isinstance(value, torch.fx.Node) else None
+
+
+def guarded_ops_in(gm):
+    """How many assertscope checks a graph module contains (for tests and diagnostics)."""
+    return sum(1 for n in gm.graph.nodes if n.op == "call_function" and n.target is torch.ops.assertscope.checked.default)
+
+
+# --- where the rewrite hooks in ----------------------------------------------------------------
+
+
+def _hook(original):
+    def call_user_compiler(self, gm, example_inputs):
+        if _engine.state.enabled:
+            try:
+                rewrite(gm)
+            except Exception as error:  # noqa: BLE001 - never stop a compilation
+                sys.stderr.write(f"assertscope: the compiled graph is not guarded ({type(error).__name__}: {error})\n")
+        return original(self, gm, example_inputs)
+
+    call_user_compiler.__wrapped__ = original
+    return call_user_compiler
+
+
+def _install_dynamo_hook():
+    """Hooks the point where Dynamo hands a graph to the backend (once torch._dynamo is loaded)."""
+    output_graph = sys.modules.get("torch._dynamo.output_graph")
+    if output_graph is None or any(kind == "dynamo" for kind, _ in _installed):
+        return
+    OutputGraph = getattr(output_graph, "OutputGraph", None)
+    original = vars(OutputGraph).get("call_user_compiler") if OutputGraph is not None else None
+    if original is None:
+        return
+    if not hasattr(torch.ops.assertscope, "checked"):
+        _installed.append(("library", _define_op()))
+    from ._patch import replace
+
+    _installed.append(("dynamo", replace(OutputGraph, "call_user_compiler", _hook(original))))
+
+
+def _compile_wrapper(original):
+    @functools.wraps(original)
+    def compile(*args, **kwargs):
+        with _lock:
+            _install_dynamo_hook()
+        result = original(*args, **kwargs)
+        with _lock:
+            _install_dynamo_hook()  # torch.compile imports torch._dynamo on first use
+        return result
+
+    return compile
+
+
+def install():
+    """Guards compiled graphs: now if torch._dynamo is loaded, else from the first torch.compile."""
+    from ._patch import replace
+
+    with _lock:
+        if not any(kind == "compile" for kind, _ in _installed):
+            _installed.append(("compile", replace(torch, "compile", _compile_wrapper(torch.compile))))
+        _install_dynamo_hook()
+
+
+def uninstall():
+    with _lock:
+        for kind, undo in reversed(_installed):
+            if kind != "library":  # the op's definition stays: compiled graphs still call it
+                undo()
+        _installed[:] = [entry for entry in _installed if entry[0] == "library"]

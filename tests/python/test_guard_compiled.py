@@ -1,0 +1,184 @@
+"""The guard inside torch.compile'd models (Inductor on the CPU), and what it leaves to PyTorch
+in TorchScript. The GPU variant of these checks runs in scripts/gpu-check."""
+
+import inspect
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import assertscope
+from assertscope import GuardError
+from assertscope._guard import compiled
+
+from conftest import check_point
+
+pytestmark = pytest.mark.skipif(not hasattr(torch, "compile"), reason="torch.compile needs torch >= 2.0")
+
+
+class TaggerLM(nn.Module):
+    """Token ids in, per-token class scores out: an embedding, a gather over a computed index,
+    and the loss, all inside the compiled region."""
+
+    def __init__(self, vocab=10, classes=3):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, 8)
+        self.head = nn.Linear(8, classes)
+
+    def forward(self, ids, labels, shift):
+        hidden = self.embed(ids + shift)
+        picked = hidden.gather(1, (ids % 2).unsqueeze(-1).expand(-1, -1, 8))
+        logits = self.head(hidden + picked)
+        return F.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+
+def line_of(obj, text):
+    lines, first = inspect.getsourcelines(obj)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+def batch():
+    generator = torch.Generator().manual_seed(0)
+    ids = torch.randint(0, 9, (4, 6), generator=generator)
+    labels = torch.randint(0, 3, (4, 6), generator=generator)
+    return ids, labels
+
+
+@pytest.fixture
+def fresh_compiler():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def compiled_model():
+    torch.manual_seed(0)
+    return torch.compile(TaggerLM())
+
+
+def test_bad_embedding_id_inside_a_compiled_model(fresh_compiler):
+    assertscope.guard(mode="sync")
+    model = compiled_model()
+    ids, labels = batch()
+    model(ids, labels, 0).backward()  # a clean step first: the graph is compiled and reused
+    # The id only goes bad inside the compiled region (ids + shift): no boundary check sees it.
+    with pytest.raises(GuardError) as caught:
+        model(ids, labels, 5)
+    error = caught.value
+    assert (error.cause, error.op) == ("embedding-index-out-of-range", "embedding")
+    assert error.location["line"] == line_of(TaggerLM.forward, "hidden = self.embed(ids + shift)")
+    assert error.location["function"] == "forward"
+    assert error.location["code"] == "hidden = self.embed(ids + shift)"
+    expected_bad = int(((ids + 5) >= 10).sum())
+    assert expected_bad > 0
+    assert (error.values["max"], error.values["bound"], error.values["bad_count"]) == (int(ids.max()) + 5, 10, expected_bad)
+
+
+def test_bad_class_target_inside_a_compiled_model(fresh_compiler):
+    assertscope.guard(mode="sync")
+    model = compiled_model()
+    ids, labels = batch()
+    labels[2, 5] = 3  # three classes: 3 is one past the end
+    with pytest.raises(GuardError) as caught:
+        model(ids, labels, 0)
+    error = caught.value
+    assert (error.cause, error.op) == ("target-out-of-range", "cross_entropy")
+    assert error.location["line"] == line_of(TaggerLM.forward, "return F.cross_entropy(")
+    assert (error.values["max"], error.values["bound"], error.values["bad_count"]) == (3, 3, 1)
+    assert "3 at [17]" in str(error)  # row 2, column 5 of the flattened [4, 6] labels
+
+
+def test_async_mode_repairs_the_compiled_call_and_reports_at_the_next_check_point(fresh_compiler):
+    assertscope.guard(mode="async")
+    model = compiled_model()
+    ids, labels = batch()
+    ids[0, 0] = 25
+    # The embedding runs on a repaired copy (no out-of-range read in the generated code); the
+    # failure is raised at the next check point: on the CPU, the gather's check in the same graph.
+    with pytest.raises(GuardError) as caught:
+        model(ids, labels, 0)
+        check_point()
+    error = caught.value
+    assert (error.cause, error.values["max"], error.values["bad_count"]) == ("embedding-index-out-of-range", 25, 1)
+    assert error.location["line"] == line_of(TaggerLM.forward, "hidden = self.embed(ids + shift)")
+    assert "asynchronous guard" in str(error)
+
+
+def step_results(model, ids, labels):
+    loss = model(ids, labels, 0)
+    loss.backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    return loss.detach(), grads
+
+
+def test_clean_compiled_runs_are_identical_with_and_without_the_guard(fresh_compiler):
+    ids, labels = batch()
+    plain = step_results(compiled_model(), ids, labels)
+    torch._dynamo.reset()
+    assertscope.guard(mode="sync")
+    guarded = step_results(compiled_model(), ids, labels)
+    assert torch.equal(plain[0], guarded[0])
+    assert all(torch.equal(a, b) for a, b in zip(plain[1], guarded[1]))
+
+
+def test_the_checks_compile_into_the_graph_without_graph_breaks(fresh_compiler):
+    ids, labels = batch()
+    torch.manual_seed(0)
+    model = TaggerLM()
+    plain = torch._dynamo.explain(model)(ids, labels, 0)
+    torch._dynamo.reset()
+    assertscope.guard()
+    guarded = torch._dynamo.explain(model)(ids, labels, 0)
+    assert (guarded.graph_count, guarded.graph_break_count) == (plain.graph_count, plain.graph_break_count) == (1, 0)
+    # The explained graph is the one the backend received: embedding, gather and the loss checked.
+    assert [compiled.guarded_ops_in(graph) for graph in guarded.graphs] == [3]
+    assert [compiled.guarded_ops_in(graph) for graph in plain.graphs] == [0]
+
+
+def test_switching_the_guard_off_unhooks_the_compiler(fresh_compiler):
+    assertscope.guard()
+    assertscope.unguard()
+    ids, labels = batch()
+    explained = torch._dynamo.explain(TaggerLM())(ids, labels, 0)
+    assert [compiled.guarded_ops_in(graph) for graph in explained.graphs] == [0]
+
+
+@torch.jit.script
+def scripted_lookup(weight: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    return F.embedding(ids, weight)
+
+
+def test_torchscript_is_not_guarded_and_pytorch_raises_its_own_error():
+    # TorchScript runs its graph in C++: the guard cannot see inside it (see compiled.py). On
+    # the CPU PyTorch's own check still raises, and never a GuardError.
+    assertscope.guard(mode="sync")
+    weight = torch.randn(10, 4)
+    assert torch.equal(scripted_lookup(weight, torch.tensor([1, 9])), weight[[1, 9]])
+    with pytest.raises((IndexError, RuntimeError), match="index out of range in self") as caught:
+        scripted_lookup(weight, torch.tensor([1, 12]))
+    assert not isinstance(caught.value, GuardError)
+
+
+def test_assertscope_run_guards_a_compiled_training_script(tmp_path):
+    # The injected guard (as `assertscope run` starts it) reaches a model compiled by the script.
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import assertscope_binary
+
+    scripts = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
+    proc = subprocess.run(
+        [assertscope_binary(), "run", "--json", "--grace", "300", "--", sys.executable, "compiled_tagger.py", "bad-label"],
+        cwd=scripts, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=900,
+        env={**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""},
+    )
+    assert proc.returncode == 1, proc.stderr.decode()[-3000:]
+    root = json.loads(proc.stdout)["diagnoses"][0]
+    assert (root["cause"], root["op"]) == ("target-out-of-range", "cross_entropy")
+    assert (root["location"]["file"], root["location"]["function"]) == ("compiled_tagger.py", "forward")
+    assert root["location"]["code"] == "return F.cross_entropy(logits.flatten(0, 1), labels.flatten())"
+    assert (root["values"]["max"], root["values"]["bound"], root["values"]["bad_count"]) == (5, 5, 1)
+    assert b"step 1 " in proc.stderr and b"step 2 " not in proc.stderr
