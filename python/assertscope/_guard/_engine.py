@@ -218,13 +218,15 @@ class Pending:
         self.call = call
         self.rules = rules
         self.location = location
-        self.versions = [rule.tensor._version for rule in rules]
+        # Inference tensors keep no version counter (reading it raises): None, "unknown".
+        self.versions = [None if rule.tensor.is_inference() else rule.tensor._version for rule in rules]
 
     def error(self):
         where = _frames.capture()
         with Busy():
             failing = next((rule for rule in self.rules if not rule.passes()), self.rules[0])
-            changed = any(r.tensor._version != v for r, v in zip(self.rules, self.versions))
+            changed = any(v is not None and r.tensor._version != v for r, v in zip(self.rules, self.versions))
+            untracked = any(v is None for v in self.versions)
             note = "found by the asynchronous guard"
             if where is not None:
                 note += f" at {where[0] and _frames.display_path(where[0])}:{where[1]}"
@@ -234,6 +236,11 @@ class Pending:
             )
             if changed:
                 note += "; the tensor was modified in place since, the values shown are its current ones"
+            elif untracked:
+                note += (
+                    "; the values shown are read now (an inference tensor keeps no version counter, "
+                    "so a change in place since the call cannot be ruled out)"
+                )
             return failure(self.check, self.call, failing, _frames.location_dict(self.location), note)
 
 
@@ -244,13 +251,16 @@ class Ledger:
         self.device = device
         self.is_cuda = device.type == "cuda"
         self.lock = threading.RLock()
-        self.record = torch.full((), NONE, dtype=torch.int64, device=device)
+        # A normal tensor even when made under torch.inference_mode(): an inference tensor
+        # could not be updated in place after the block ends.
+        with torch.inference_mode(False):
+            self.record = torch.full((), NONE, dtype=torch.int64, device=device)
+            if self.is_cuda:
+                self.host = torch.empty(SLOTS, dtype=torch.int64, pin_memory=True)
+                self.slots = [self.host[i] for i in range(SLOTS)]
+                self.free = list(range(SLOTS))
         self.pending = collections.OrderedDict()
         self.copies = collections.deque()  # (event or None, slot or value, covered sequence)
-        if self.is_cuda:
-            self.host = torch.empty(SLOTS, dtype=torch.int64, pin_memory=True)
-            self.slots = [self.host[i] for i in range(SLOTS)]
-            self.free = list(range(SLOTS))
 
     def note(self, seq, flags, pending):
         with self.lock:
