@@ -7,7 +7,7 @@ import torch.nn.functional as F
 
 import assertscope
 from assertscope import GuardError
-from assertscope._guard import _engine
+from assertscope._guard import _ledger
 from conftest import check_point
 
 
@@ -51,15 +51,15 @@ def test_a_failure_stops_the_next_guarded_call_and_leaves_a_clean_ledger():
             F.one_hot(torch.tensor([5]), 2)  # never runs: the embedding failure is raised first
         assert info.value.op == "embedding"
         torch.zeros(()).item()  # nothing left over
-        assert all(not ledger.pending for ledger in _engine._ledgers.values())
+        assert all(not ledger.pending for ledger in _ledger.ledgers.values())
 
 
 def test_the_record_keeps_the_first_of_several_failures():
-    ledger = _engine.Ledger(torch.device("cpu"))
+    ledger = _ledger.Ledger(torch.device("cpu"))
     ledger.copies.clear()
     yes = torch.tensor(True)
     for seq in (7, 5, 9):
-        torch.minimum(ledger.record, torch.where(yes, seq, _engine.NONE), out=ledger.record)
+        torch.minimum(ledger.record, torch.where(yes, seq, _ledger.NONE), out=ledger.record)
     assert ledger.record.item() == 5
 
 
@@ -67,7 +67,7 @@ def test_clean_calls_do_not_accumulate():
     with assertscope.guard(mode="async"):
         for _ in range(50):
             F.embedding(torch.tensor([1]), torch.randn(3, 2))
-        ledger = _engine._ledgers[torch.device("cpu")]
+        ledger = _ledger.ledgers[torch.device("cpu")]
         assert len(ledger.pending) <= 1
 
 

@@ -16,7 +16,9 @@ import torch
 from ... import kb
 from ...errors import Finding
 from .._analysis import interval, looks_like_positions, plural, range_report
-from .._engine import Call, Check, run, skip_call
+from .._call import Call, Check
+from .._runner import run
+from .._state import skip_call
 from .._rules import RangeRule
 from ._common import is_index_tensor
 

@@ -15,7 +15,8 @@ import torch
 from ... import kb
 from ...errors import Finding
 from .._analysis import interval, looks_one_based, plural, range_report
-from .._engine import Check, checkable
+from .._call import Check
+from .._state import checkable
 from .._rules import RangeRule, Rule
 from ._common import is_index_tensor
 

@@ -11,7 +11,8 @@ Fix: size the table from the vocabulary, `resize_token_embeddings`, truncate seq
 from ... import kb
 from ...errors import Finding
 from .._analysis import looks_like_positions, plural, range_report
-from .._engine import Check, checkable
+from .._call import Check
+from .._state import checkable
 from .._rules import RangeRule
 from ._common import is_index_tensor
 

@@ -11,7 +11,7 @@ Fix: size the table from the data; offsets = `torch.cumsum(lengths, 0) - lengths
 from ... import kb
 from ...errors import Finding
 from .._analysis import locate, plural, positions_text
-from .._engine import checkable
+from .._state import checkable
 from .._rules import OffsetsRule, RangeRule
 from ._common import is_index_tensor
 from .embedding import EmbeddingCheck
