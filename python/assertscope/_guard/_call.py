@@ -37,12 +37,15 @@ class Call:
 class Check:
     """One guarded op. Subclasses say which rules its kernel asserts and explain failures.
 
-    op       the op's name in messages and diagnoses
-    rules    (call) -> [Rule], from shapes and dtypes only (no device reads)
-    explain  (call, rule) -> Finding, on the error path
+    op             the op's name in messages and diagnoses
+    pytorch_error  the exception type PyTorch's CPU kernel raises for the same bad value
+                   (IndexError for most lookups): the GuardError is an instance of it too
+    rules          (call) -> [Rule], from shapes and dtypes only (no device reads)
+    explain        (call, rule) -> Finding, on the error path
     """
 
     op = "?"
+    pytorch_error = RuntimeError
 
     def rules(self, call):
         raise NotImplementedError

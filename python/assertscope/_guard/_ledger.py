@@ -33,7 +33,7 @@ from .. import _frames
 from ._failure import failure
 from ._state import Busy, thread_state
 
-__all__ = ["Ledger", "Pending", "defer", "poll_all", "drain_all", "forget_ledgers", "ledgers", "NONE"]
+__all__ = ["Ledger", "Pending", "Entry", "defer", "poll_all", "drain_all", "forget_ledgers", "ledgers", "NONE"]
 
 NONE = 2**62  # "no failure" in a ledger record
 SLOTS = 64  # pinned host slots per CUDA ledger (copies in flight at once)
@@ -191,8 +191,23 @@ def ledger_for(device):
     return ledger
 
 
+class Entry:
+    """A deferred verdict, recorded in its device's ledger once the real op accepted the call."""
+
+    __slots__ = ("ledger", "seq", "flags", "pending")
+
+    def __init__(self, ledger, seq, flags, pending):
+        self.ledger = ledger
+        self.seq = seq
+        self.flags = flags
+        self.pending = pending
+
+    def record(self):
+        self.ledger.note(self.seq, self.flags, self.pending)
+
+
 def defer(check, call, rules):
-    """The call with every bad entry of `rules` repaired; the verdict goes to the ledger."""
+    """(the call with every bad entry of `rules` repaired, the Entry to record after it runs)."""
     location = _frames.capture()
     seq = next(_sequence)
     flags = []
@@ -200,9 +215,16 @@ def defer(check, call, rules):
     for rule in rules:
         bad = rule.bad()
         flags.append(bad.any())
-        repaired = check.call_with(repaired, rule.arg, rule.repaired_argument(bad))
-    ledger_for(rules[0].tensor.device).note(seq, flags, Pending(check, call, rules, location))
-    return repaired
+        if rule.tensor.is_inference() and not torch.is_inference_mode_enabled():
+            # The stand-in must be an inference tensor too, or autograd's refusal to save
+            # one for backward would no longer fire.
+            with torch.inference_mode():
+                value = rule.repaired_argument(bad)
+        else:
+            value = rule.repaired_argument(bad)
+        repaired = check.call_with(repaired, rule.arg, value)
+    ledger = ledger_for(rules[0].tensor.device)
+    return repaired, Entry(ledger, seq, flags, Pending(check, call, rules, location))
 
 
 def poll_all():

@@ -30,13 +30,13 @@ _undo = []
 _jit_ids = []
 
 
-def guarded(check, original, names):
+def guarded(check, original, names, writes_input):
     """The wrapper for one op: its check, then the original."""
 
     def guarded_call(*args, **kwargs):
         if skip_call():
             return original(*args, **kwargs)
-        return run(check, original, Call(names, args, kwargs))
+        return run(check, original, Call(names, args, kwargs), writes_input)
 
     return wraps(guarded_call, original)
 
@@ -68,7 +68,7 @@ def install():
             continue  # an op this torch does not have
         make = getattr(check, "wrapper", None)
         special = make(original) if make else None
-        wrapper = wraps(special, original) if special else guarded(check, original, names)
+        wrapper = wraps(special, original) if special else guarded(check, original, names, name.endswith("_"))
         _undo.append(replace(owner, name, wrapper))
         _register_with_torchscript(wrapper, original)
 

@@ -72,6 +72,8 @@ class IndexRule(RangeRule):
 
 
 class AdvancedIndexCheck(Check):
+    pytorch_error = IndexError
+
     def __init__(self, op, container, names, tuple_only=False):
         self.op = op
         self.container = container
@@ -169,7 +171,7 @@ class AdvancedIndexCheck(Check):
         def __setitem__(self, index, value):
             if type(index) in _SIMPLE or not needs_check(index) or skip_call():
                 return original(self, index, value)
-            return run(check, original, Call(names, (self, index, value), {}))
+            return run(check, original, Call(names, (self, index, value), {}), True)
 
         return __setitem__
 

@@ -31,6 +31,7 @@ def embedding_hint(ids, facts, rows):
 
 class EmbeddingCheck(Check):
     cause = "embedding-index-out-of-range"
+    pytorch_error = IndexError
 
     def __init__(self, op, weight):
         self.op = op

@@ -18,6 +18,8 @@ from .embedding import EmbeddingCheck
 
 
 class EmbeddingBagCheck(EmbeddingCheck):
+    pytorch_error = RuntimeError
+
     def rules(self, call):
         rules = super().rules(call)
         ids, offsets = call.get("indices"), call.get("offsets")
