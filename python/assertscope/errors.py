@@ -2,7 +2,7 @@
 
 from . import _contract, _render, kb
 
-__all__ = ["GuardError", "Finding", "DIAGNOSIS_SCHEMA"]
+__all__ = ["GuardError", "GuardIndexError", "GuardTypeError", "GuardValueError", "error_class", "Finding", "DIAGNOSIS_SCHEMA"]
 
 DIAGNOSIS_SCHEMA = "assertscope.diagnosis/1"
 
@@ -51,7 +51,32 @@ class GuardError(RuntimeError):
         )
 
 
-GuardError.__module__ = "assertscope"
+class GuardIndexError(GuardError, IndexError):
+    """A GuardError where PyTorch raises IndexError for the same input on the CPU, so that
+    `except IndexError` in user and library code still catches it."""
+
+
+class GuardTypeError(GuardError, TypeError):
+    """A GuardError where PyTorch raises TypeError for the same input."""
+
+
+class GuardValueError(GuardError, ValueError):
+    """A GuardError where PyTorch raises ValueError for the same input."""
+
+
+for _class in (GuardError, GuardIndexError, GuardTypeError, GuardValueError):
+    _class.__module__ = "assertscope"
+
+_CLASSES = ((IndexError, GuardIndexError), (TypeError, GuardTypeError), (ValueError, GuardValueError))
+
+
+def error_class(pytorch_type):
+    """The GuardError class that is also an instance of `pytorch_type`, the exception type
+    PyTorch raises for the same input (RuntimeError and its subclasses: GuardError itself)."""
+    for base, guard_class in _CLASSES:
+        if issubclass(pytorch_type, base):
+            return guard_class
+    return GuardError
 
 
 def json_safe(value):
@@ -65,13 +90,19 @@ def json_safe(value):
     return value
 
 
-def build(op, finding, location, note=None):
-    """The GuardError for a finding at a location (a dict from _frames.location_dict)."""
+def build(op, finding, location, note=None, pytorch_type=RuntimeError, pytorch_message=None):
+    """The GuardError for a finding at a location (a dict from _frames.location_dict).
+
+    pytorch_type     the exception type PyTorch raises for this input: the error is one too
+    pytorch_message  PyTorch's own message where it refuses the input itself: it goes first
+    """
     from ._summary import describe
 
     cause = kb.cause(finding.cause)
     summaries = [(name, t if isinstance(t, str) else describe(t)) for name, t in finding.tensors]
     message = _render.render(_render.guard_diagnostic(op, cause, finding, summaries, location, note)).rstrip("\n")
+    if pytorch_message:
+        message = f"{pytorch_message}\n\n{message}"
 
     fix = " ".join(cause["fix"].split())
     diagnosis = {
@@ -88,4 +119,4 @@ def build(op, finding, location, note=None):
         "fix": f"{finding.hint[:1].upper()}{finding.hint[1:]} {fix}" if finding.hint else fix,
         "checklist_step": cause.get("checklist_step") or None,
     }
-    return GuardError(message, finding.cause, op, location, finding.values, diagnosis)
+    return error_class(pytorch_type)(message, finding.cause, op, location, finding.values, diagnosis)

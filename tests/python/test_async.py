@@ -7,7 +7,8 @@ import torch.nn.functional as F
 
 import assertscope
 from assertscope import GuardError
-from assertscope._guard import _engine
+from assertscope._guard import _ledger
+from conftest import check_point
 
 
 def test_the_bad_call_returns_and_the_next_check_point_raises():
@@ -50,15 +51,15 @@ def test_a_failure_stops_the_next_guarded_call_and_leaves_a_clean_ledger():
             F.one_hot(torch.tensor([5]), 2)  # never runs: the embedding failure is raised first
         assert info.value.op == "embedding"
         torch.zeros(()).item()  # nothing left over
-        assert all(not ledger.pending for ledger in _engine._ledgers.values())
+        assert all(not ledger.pending for ledger in _ledger.ledgers.values())
 
 
 def test_the_record_keeps_the_first_of_several_failures():
-    ledger = _engine.Ledger(torch.device("cpu"))
+    ledger = _ledger.Ledger(torch.device("cpu"))
     ledger.copies.clear()
     yes = torch.tensor(True)
     for seq in (7, 5, 9):
-        torch.minimum(ledger.record, torch.where(yes, seq, _engine.NONE), out=ledger.record)
+        torch.minimum(ledger.record, torch.where(yes, seq, _ledger.NONE), out=ledger.record)
     assert ledger.record.item() == 5
 
 
@@ -66,7 +67,7 @@ def test_clean_calls_do_not_accumulate():
     with assertscope.guard(mode="async"):
         for _ in range(50):
             F.embedding(torch.tensor([1]), torch.randn(3, 2))
-        ledger = _engine._ledgers[torch.device("cpu")]
+        ledger = _ledger.ledgers[torch.device("cpu")]
         assert len(ledger.pending) <= 1
 
 
@@ -104,3 +105,56 @@ def test_failure_pending_at_exit_is_printed(tmp_path):
     process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert "assertscope.GuardError (found at exit): one_hot" in process.stderr
     assert len(list(tmp_path.glob("guard-*.json"))) == 1
+
+
+# --- torch.inference_mode(): inference tensors keep no version counter --------------------------
+
+
+@pytest.mark.parametrize("mode", ["async", "auto", "sync"])
+def test_clean_calls_on_inference_tensors_run_and_match(mode):
+    table = torch.nn.Embedding(10, 4)
+    logits = torch.randn(5, 3)
+    with torch.inference_mode():
+        ids = torch.tensor([1, 2, 9])
+        targets = torch.tensor([0, 2, 1, -100, 2])
+        expected = (table(ids), F.cross_entropy(logits, targets), ids[torch.tensor([2, 0])])
+        with assertscope.guard(mode=mode):
+            inside = (table(ids), F.cross_entropy(logits, targets), ids[torch.tensor([2, 0])])
+            check_point()
+    # The ledger made inside the block is used again outside it, on the same inference tensors
+    # (under no_grad: autograd refuses to save inference tensors, guarded or not).
+    with assertscope.guard(mode=mode):
+        with torch.inference_mode():
+            table(ids)
+        with torch.no_grad():
+            outside = (table(ids), F.cross_entropy(logits, targets), ids[torch.tensor([2, 0])])
+        check_point()
+    for got in (inside, outside):
+        for a, b in zip(got, expected):
+            assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("mode", ["async", "sync"])
+def test_a_bad_id_in_an_inference_tensor_is_reported(mode):
+    table = torch.nn.Embedding(10, 4)
+    with torch.inference_mode():
+        ids = torch.tensor([1, 12, 3])
+        with pytest.raises(GuardError) as info:
+            with assertscope.guard(mode=mode):
+                table(ids)
+                check_point()
+    assert info.value.op == "embedding" and info.value.values["bad_values"] == [12]
+    if mode == "async":
+        assert "inference tensor keeps no version counter" in str(info.value)
+
+
+def test_a_ledger_made_outside_inference_mode_records_failures_inside_it():
+    with assertscope.guard(mode="async"):
+        F.embedding(torch.tensor([1]), torch.randn(3, 2))  # the ledger starts here
+        with torch.inference_mode():
+            F.embedding(torch.tensor([5]), torch.randn(3, 2))
+            with pytest.raises(GuardError) as info:
+                check_point()
+        F.embedding(torch.tensor([2]), torch.randn(3, 2))
+        check_point()
+    assert info.value.values["bad_values"] == [5]

@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -176,3 +177,32 @@ def test_torch_compile_traces_through_the_wrappers():
     with assertscope.guard():
         compiled = torch.compile(loss_of, backend="eager", fullgraph=True)
         assert torch.equal(compiled(ids, ids), expected)
+
+
+def test_the_guard_modules_import_one_way():
+    """Each module of the guard imports only those listed above it (no cycle, _patch last)."""
+    import ast
+
+    order = ["_modes", "_state", "_call", "_patching", "_rules", "_analysis", "_failure", "_ledger",
+             "_checkpoints", "_hooks", "_runner", "checks", "_patch"]
+    guard_dir = Path(assertscope.__file__).parent / "_guard"
+    on_disk = {p.stem for p in guard_dir.glob("_*.py") if p.stem != "__init__"} | {"checks"}
+    assert on_disk == set(order), "a new guard module needs its place in this order"
+    for path in [*guard_dir.glob("_*.py"), *(guard_dir / "checks").glob("*.py")]:
+        if path.stem == "__init__" and path.parent == guard_dir:
+            continue
+        me = "checks" if path.parent.name == "checks" else path.stem
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom) or node.level == 0:
+                continue
+            inside_checks = path.parent.name == "checks"
+            if inside_checks and node.level == 1:
+                continue  # checks/ among themselves
+            if node.module:
+                targets = [node.module.split(".")[0]]
+            else:
+                targets = [alias.name for alias in node.names]
+            if (node.level == 2 and inside_checks) or (node.level == 1 and not inside_checks):
+                for target in targets:
+                    if target in order:
+                        assert order.index(target) < order.index(me), f"{path.name} imports {target}"

@@ -64,6 +64,9 @@ def test_buggy_use_raises_guard_error(case, mode):
     assert error.diagnosis["cause"] == case.cause
     assert error.diagnosis["location"] == error.location
     message = str(error)
+    if error.cause == "target-shape":
+        # PyTorch refuses these shapes itself: its message first, then the explanation.
+        message = message.split("\n\n", 1)[1]
     assert message.startswith(f"{case.op}: ")
     assert f"[{case.cause}]" in message
     assert "found: " in message and "fix: " in message

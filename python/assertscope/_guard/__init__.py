@@ -7,12 +7,24 @@ before the kernel runs.
         train()
 
 Modes: "auto" (default) checks CUDA tensors asynchronously (no host sync: a failure is
-raised at the next check point, see _engine) and CPU tensors synchronously; "sync" checks
+raised at the next check point, see _ledger) and CPU tensors synchronously; "sync" checks
 every tensor synchronously (on CUDA: one host sync per guarded call, the exact line at
 once); "async" checks every tensor asynchronously, CPU tensors included.
+
+The modules, each importing only those above it:
+  _state        mode, and when a call must not be checked
+  _call         a call's arguments; the Check interface (checks/ implement it)
+  _rules        the conditions a kernel asserts, evaluated on the host or the device
+  _failure      a failed rule -> GuardError
+  _ledger       the asynchronous mode: device-side records, repaired arguments
+  _checkpoints  sync points that poll the ledgers
+  _hooks        exit and fork
+  _runner       one guarded call: rules, then the real op
+  _patching     replacing attributes (shared by the CPU remapping)
+  _patch        putting the checks' wrappers in place
 """
 
-from .._contract import GUARD_MODES as MODES  # noqa: E402
+from ._modes import MODES
 
 __all__ = ["guard", "unguard", "is_guarded", "MODES"]
 
@@ -27,24 +39,24 @@ class GuardHandle:
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        from . import _engine
+        from . import _ledger, _state
 
         was_enabled, mode = self._previous
         try:
             if exc_type is None:
-                _engine.drain_all()  # a failure still on the device belongs to this block
+                _ledger.drain_all()  # a failure still on the device belongs to this block
         finally:
             if was_enabled:
-                _engine.state.mode = mode
+                _state.state.mode = mode
             else:
                 # While another exception propagates, a late guard failure must not replace it.
                 _switch_off(drain=exc_type is None)
         return False
 
     def __repr__(self):
-        from . import _engine
+        from ._state import state
 
-        return f"<assertscope guard mode={_engine.state.mode!r}>"
+        return f"<assertscope guard mode={state.mode!r}>"
 
 
 def guard(mode="auto"):
@@ -57,25 +69,27 @@ def guard(mode="auto"):
         import torch  # noqa: F401
     except ImportError as exc:
         raise ImportError("assertscope.guard() needs PyTorch, which is not installed for this Python") from exc
-    from . import _engine, _patch
+    from . import _patch
+    from ._state import state
 
-    previous = (_engine.state.enabled, _engine.state.mode)
+    previous = (state.enabled, state.mode)
     _patch.install()
     from . import compiled  # compiled: torch.compile'd graphs get the checks too
 
     compiled.install()  # compiled
-    _engine.state.enabled = True
-    _engine.state.mode = mode
+    state.enabled = True
+    state.mode = mode
     return GuardHandle(previous)
 
 
 def _switch_off(drain=True):
-    from . import _engine, _patch, compiled  # compiled
+    from . import _hooks, _patch, compiled  # compiled
+    from ._state import state
 
-    _engine.state.enabled = False
+    state.enabled = False
     _patch.uninstall()
     compiled.uninstall()  # compiled
-    _engine.shutdown(drain)
+    _hooks.shutdown(drain)
 
 
 def unguard():
@@ -84,12 +98,13 @@ def unguard():
 
     if "torch" not in sys.modules:
         return
-    from . import _engine
+    from . import _ledger
+    from ._state import state
 
-    if not _engine.state.enabled:
+    if not state.enabled:
         return
     try:
-        _engine.drain_all()
+        _ledger.drain_all()
     finally:
         _switch_off()
 
@@ -97,8 +112,5 @@ def unguard():
 def is_guarded():
     import sys
 
-    if "assertscope._guard._engine" not in sys.modules:
-        return False
-    from . import _engine
-
-    return _engine.state.enabled
+    state_module = sys.modules.get("assertscope._guard._state")
+    return state_module is not None and state_module.state.enabled

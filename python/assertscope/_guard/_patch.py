@@ -17,67 +17,28 @@ A builtin bound to another name before the guard started (`from torch import gat
 not seen; `assertscope run` switches the guard on as torch is imported, before user code.
 """
 
-import importlib
+import torch  # noqa: F401 - the guarded ops live there
 
-import torch
+from ._call import Call
+from ._patching import replace, resolve, wraps
+from ._runner import run
+from ._state import skip_call
 
-from . import _engine
-
-__all__ = ["install", "uninstall", "installed", "replace"]
+__all__ = ["install", "uninstall", "installed"]
 
 _undo = []
 _jit_ids = []
 
 
-def resolve(path):
-    """'torch.Tensor' -> the object."""
-    module_path, _, attribute = path.rpartition(".")
-    if path in ("torch",):
-        return torch
-    try:
-        return importlib.import_module(path)
-    except ImportError:
-        return getattr(resolve(module_path), attribute)
-
-
-def replace(owner, name, new):
-    """Sets owner.name = new; returns a function that puts the original back."""
-    is_class = isinstance(owner, type)
-    had_own = name in vars(owner) if is_class else True
-    old = vars(owner).get(name) if is_class else getattr(owner, name)
-    setattr(owner, name, new)
-
-    def undo():
-        if getattr(owner, name, None) is not new:
-            return  # someone replaced it after us: leave theirs alone
-        if had_own:
-            setattr(owner, name, old)
-        else:
-            delattr(owner, name)
-
-    return undo
-
-
-def _copy_metadata(wrapper, original, name):
-    wrapper.__name__ = getattr(original, "__name__", name)
-    wrapper.__qualname__ = getattr(original, "__qualname__", name)
-    wrapper.__doc__ = getattr(original, "__doc__", None)
-    wrapper.__wrapped__ = original
-    return wrapper
-
-
-def guarded(check, original, names):
+def guarded(check, original, names, writes_input):
     """The wrapper for one op: its check, then the original."""
-    skip_call = _engine.skip_call
-    run = _engine.run
-    Call = _engine.Call
 
-    def wrapper(*args, **kwargs):
+    def guarded_call(*args, **kwargs):
         if skip_call():
             return original(*args, **kwargs)
-        return run(check, original, Call(names, args, kwargs))
+        return run(check, original, Call(names, args, kwargs), writes_input)
 
-    return _copy_metadata(wrapper, original, check.op)
+    return wraps(guarded_call, original)
 
 
 def _register_with_torchscript(wrapper, original):
@@ -106,9 +67,8 @@ def install():
         except (ImportError, AttributeError):
             continue  # an op this torch does not have
         make = getattr(check, "wrapper", None)
-        wrapper = (make(original) if make else None) or guarded(check, original, names)
-        if make:
-            _copy_metadata(wrapper, original, name)
+        special = make(original) if make else None
+        wrapper = wraps(special, original) if special else guarded(check, original, names, name.endswith("_"))
         _undo.append(replace(owner, name, wrapper))
         _register_with_torchscript(wrapper, original)
 

@@ -44,7 +44,10 @@ import threading
 
 import torch
 
-from . import _engine
+from . import _ledger
+from ._call import Call
+from ._failure import failure
+from ._state import Busy, mode_for, state
 
 __all__ = ["install", "uninstall", "rewrite", "guarded_ops_in"]
 
@@ -87,21 +90,21 @@ def _checked(value, tensors, site):
     eager call; returns the (in the asynchronous mode: repaired) checked argument."""
     entry = _site(site)
     check, call, returned = entry.call(value, tensors)
-    if not _engine.state.enabled:
+    if not state.enabled:
         return value.clone()
-    _engine.poll_all()
+    _ledger.poll_all()
     error = None
-    with _engine.Busy():
+    with Busy():
         deferred = []
         for rule in check.rules(call):
-            if not rule.host and _engine._mode_for(rule.tensor) == "async":
+            if not rule.host and mode_for(rule.tensor) == "async":
                 deferred.append(rule)
             elif not rule.passes():
-                error = _engine.failure(check, call, rule, entry.location)
+                error = failure(check, call, rule, entry.location)
                 break
         if error is None and deferred:
             if not (deferred[0].tensor.is_cuda and torch.cuda.is_current_stream_capturing()):
-                call = _engine._defer(check, call, deferred, entry.frame)
+                call = _ledger.defer(check, call, deferred, entry.frame)
     if error is not None:
         raise error
     result = call.get(returned)
@@ -130,7 +133,7 @@ class _Site:
         check, names = _targets()["keys"][self.key]
         args = tuple(_decode(a, value, tensors) for a in self.args)
         kwargs = {k: _decode(v, value, tensors) for k, v in self.kwargs.items()}
-        return check, _engine.Call(names, args, kwargs), self.returned
+        return check, Call(names, args, kwargs), self.returned
 
 
 @functools.lru_cache(maxsize=4096)
@@ -354,7 +357,7 @@ def guarded_ops_in(gm):
 
 def _hook(original):
     def call_user_compiler(self, gm, example_inputs):
-        if _engine.state.enabled:
+        if state.enabled:
             try:
                 rewrite(gm)
             except Exception as error:  # noqa: BLE001 - never stop a compilation

@@ -2,7 +2,8 @@
 
 import torch
 
-from .._engine import Check, checkable
+from .._call import Check
+from .._state import checkable
 from .._rules import RangeRule
 from .._analysis import range_report, interval, plural
 from ... import kb

@@ -16,7 +16,9 @@ import torch
 from ... import kb
 from ...errors import Finding
 from .._analysis import interval, looks_like_positions, plural, range_report
-from .._engine import Call, Check, run, skip_call
+from .._call import Call, Check
+from .._runner import run
+from .._state import skip_call
 from .._rules import RangeRule
 from ._common import is_index_tensor
 
@@ -70,6 +72,8 @@ class IndexRule(RangeRule):
 
 
 class AdvancedIndexCheck(Check):
+    pytorch_error = IndexError
+
     def __init__(self, op, container, names, tuple_only=False):
         self.op = op
         self.container = container
@@ -167,7 +171,7 @@ class AdvancedIndexCheck(Check):
         def __setitem__(self, index, value):
             if type(index) in _SIMPLE or not needs_check(index) or skip_call():
                 return original(self, index, value)
-            return run(check, original, Call(names, (self, index, value), {}))
+            return run(check, original, Call(names, (self, index, value), {}), True)
 
         return __setitem__
 

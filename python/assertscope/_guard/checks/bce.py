@@ -12,7 +12,8 @@ import torch
 from ... import kb
 from ...errors import Finding
 from .._analysis import locate, positions_text, plural
-from .._engine import Check, checkable
+from .._call import Check
+from .._state import checkable
 from .._rules import UnitIntervalRule
 from ..._summary import number
 

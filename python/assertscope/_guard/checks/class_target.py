@@ -15,7 +15,8 @@ import torch
 from ... import kb
 from ...errors import Finding
 from .._analysis import interval, looks_one_based, plural, range_report
-from .._engine import Check, checkable
+from .._call import Check
+from .._state import checkable
 from .._rules import RangeRule, Rule
 from ._common import is_index_tensor
 
@@ -47,8 +48,9 @@ def class_hint(facts, classes, ignore_index, op, has_ignore_index=True):
 class ClassTargetCheck(Check):
     cause = "target-out-of-range"
 
-    def __init__(self, op, has_ignore_index=True, low=0, class_dim_of_batched=1):
+    def __init__(self, op, has_ignore_index=True, low=0, class_dim_of_batched=1, pytorch_error=RuntimeError):
         self.op = op
+        self.pytorch_error = pytorch_error
         self.has_ignore_index = has_ignore_index
         self.low = low
         self.class_dim_of_batched = class_dim_of_batched
@@ -129,8 +131,8 @@ class ShapeRule(Rule):
         return self.tensor
 
 
-_CROSS_ENTROPY = ClassTargetCheck("cross_entropy")
-_NLL = ClassTargetCheck("nll_loss")
+_CROSS_ENTROPY = ClassTargetCheck("cross_entropy", pytorch_error=IndexError)
+_NLL = ClassTargetCheck("nll_loss", pytorch_error=IndexError)
 _MULTI_MARGIN = ClassTargetCheck("multi_margin_loss", has_ignore_index=False, class_dim_of_batched=-1)
 _MULTILABEL = ClassTargetCheck("multilabel_margin_loss", has_ignore_index=False, low=-1, class_dim_of_batched=-1)
 

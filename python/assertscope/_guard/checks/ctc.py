@@ -14,7 +14,8 @@ import torch
 from ... import kb
 from ...errors import Finding
 from .._analysis import plural, range_report
-from .._engine import Check, checkable
+from .._call import Check
+from .._state import checkable
 from .._rules import RangeRule, SumRule, UsedTargetsRule
 from ._common import is_index_tensor
 

@@ -11,7 +11,8 @@ Fix: size the table from the vocabulary, `resize_token_embeddings`, truncate seq
 from ... import kb
 from ...errors import Finding
 from .._analysis import looks_like_positions, plural, range_report
-from .._engine import Check, checkable
+from .._call import Check
+from .._state import checkable
 from .._rules import RangeRule
 from ._common import is_index_tensor
 
@@ -30,6 +31,7 @@ def embedding_hint(ids, facts, rows):
 
 class EmbeddingCheck(Check):
     cause = "embedding-index-out-of-range"
+    pytorch_error = IndexError
 
     def __init__(self, op, weight):
         self.op = op

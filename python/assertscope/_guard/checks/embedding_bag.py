@@ -11,13 +11,15 @@ Fix: size the table from the data; offsets = `torch.cumsum(lengths, 0) - lengths
 from ... import kb
 from ...errors import Finding
 from .._analysis import locate, plural, positions_text
-from .._engine import checkable
+from .._state import checkable
 from .._rules import OffsetsRule, RangeRule
 from ._common import is_index_tensor
 from .embedding import EmbeddingCheck
 
 
 class EmbeddingBagCheck(EmbeddingCheck):
+    pytorch_error = RuntimeError
+
     def rules(self, call):
         rules = super().rules(call)
         ids, offsets = call.get("indices"), call.get("offsets")

@@ -15,9 +15,10 @@ from ._common import IndexRangeCheck, dim_size, function_and_methods
 
 
 class IndexAlongDimCheck(IndexRangeCheck):
-    def __init__(self, op, negatives_allowed=False):
+    def __init__(self, op, negatives_allowed=False, pytorch_error=IndexError):
         self.op = op
         self.negatives_allowed = negatives_allowed
+        self.pytorch_error = pytorch_error
 
     def bounds(self, call):
         target = call.get("input")
@@ -32,7 +33,7 @@ class IndexAlongDimCheck(IndexRangeCheck):
 
 
 _SELECT = IndexAlongDimCheck("index_select")
-_ADD = IndexAlongDimCheck("index_add_")
+_ADD = IndexAlongDimCheck("index_add_", pytorch_error=RuntimeError)
 _COPY = IndexAlongDimCheck("index_copy_")
 _FILL = IndexAlongDimCheck("index_fill_", negatives_allowed=True)
 _REDUCE = IndexAlongDimCheck("index_reduce_")

@@ -11,7 +11,8 @@ import torch
 
 from ... import kb
 from ...errors import Finding
-from .._engine import Check, checkable
+from .._call import Check
+from .._state import checkable
 from .._rules import MaskedScatterRule
 from ._common import function_and_methods
 

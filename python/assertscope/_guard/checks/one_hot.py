@@ -9,7 +9,8 @@ Fix: pass the real number of classes; one_hot has no ignore_index, so mask paddi
 from ... import kb
 from ...errors import Finding
 from .._analysis import interval, plural, range_report
-from .._engine import Check, checkable
+from .._call import Check
+from .._state import checkable
 from .._rules import RangeRule
 from .class_target import class_hint
 

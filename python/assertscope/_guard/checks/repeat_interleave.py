@@ -10,7 +10,8 @@ import torch
 
 from ... import kb
 from ...errors import Finding
-from .._engine import Check, checkable
+from .._call import Check
+from .._state import checkable
 from .._rules import RepeatsRule
 from ._common import is_index_tensor
 

@@ -15,7 +15,8 @@ from ... import kb
 from ...errors import Finding
 from ..._summary import number
 from .._analysis import locate, positions_text, plural
-from .._engine import Check, checkable
+from .._call import Check
+from .._state import checkable
 from .._rules import ProbabilityRowsRule, UnitIntervalRule
 from .bce import unit_interval_facts
 

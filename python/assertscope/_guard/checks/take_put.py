@@ -12,6 +12,8 @@ from ._common import IndexRangeCheck
 
 
 class FlatIndexCheck(IndexRangeCheck):
+    pytorch_error = IndexError
+
     def __init__(self, op):
         self.op = op
 

@@ -1,0 +1,45 @@
+"""Replacing an attribute of a module or class, and putting it back."""
+
+import functools
+import importlib
+
+__all__ = ["resolve", "replace", "wraps"]
+
+
+def resolve(path):
+    """'torch.Tensor' -> the object."""
+    module_path, _, attribute = path.rpartition(".")
+    try:
+        return importlib.import_module(path)
+    except ImportError:
+        if not module_path:
+            raise
+        return getattr(resolve(module_path), attribute)
+
+
+def replace(owner, name, new):
+    """Sets owner.name = new; returns a function that puts the original back."""
+    is_class = isinstance(owner, type)
+    had_own = name in vars(owner) if is_class else True
+    old = vars(owner).get(name) if is_class else getattr(owner, name)
+    setattr(owner, name, new)
+
+    def undo():
+        if getattr(owner, name, None) is not new:
+            return  # someone replaced it after us: leave theirs alone
+        if had_own:
+            setattr(owner, name, old)
+        else:
+            delattr(owner, name)
+
+    return undo
+
+
+def wraps(wrapper, original):
+    """`wrapper` dressed as `original` (name, docstring, __wrapped__) for help() and tracebacks.
+
+    __module__ stays ours: tracers (TorchScript, torch.compile) must not take the wrapper
+    for a function of torch's. Builtins have no __dict__ to copy, and some no __qualname__:
+    update_wrapper skips what is missing.
+    """
+    return functools.update_wrapper(wrapper, original, assigned=("__name__", "__qualname__", "__doc__"), updated=())

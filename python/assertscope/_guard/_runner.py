@@ -1,0 +1,132 @@
+"""Running one guarded call: its rules, synchronously or asynchronously by device and mode,
+then the real op.
+
+Synchronous: each rule is evaluated to a Python bool before the real op runs (on CUDA that
+is one host sync per guarded call). A bad value raises GuardError right there, unless
+PyTorch refuses the call on the host for a reason of its own (a shape, a dtype, a None
+where a tensor belongs): then PyTorch's error goes first, exactly as it would unguarded.
+Asynchronous (default for CUDA tensors): see _ledger. Its verdict is recorded only once
+the real op accepted the call, so an error PyTorch raises itself leaves nothing pending.
+"""
+
+import torch
+
+from .. import _frames
+from . import _checkpoints  # noqa: F401 - installs itself with the first ledger
+from . import _hooks  # noqa: F401 - a guarded call may leave a failure for the exit hook
+from ._call import Call
+from ._failure import failure
+from ._ledger import defer, poll_all
+from ._state import Busy, mode_for
+
+__all__ = ["run"]
+
+
+def run(check, original, call, writes_input=False):
+    """Runs `original` on `call` after the check's rules, in the mode for their device.
+
+    writes_input: the op writes into its first argument (x.scatter_, x[i] = v): an index
+    that shares memory with it is checked synchronously, since a repaired copy would hide
+    PyTorch's own overlap check.
+    """
+    poll_all()
+    entry = None
+    with Busy():
+        rules = check.rules(call)
+        deferred = []
+        for rule in rules:
+            aliased = _aliases_output(rule.tensor, call, writes_input)
+            if rule.host or aliased or mode_for(rule.tensor) == "sync":
+                if not rule.passes():
+                    return _refuse(check, original, call, rule, writes_input, aliased)
+            else:
+                deferred.append(rule)
+        if deferred and not (deferred[0].tensor.is_cuda and torch.cuda.is_current_stream_capturing()):
+            # (while a CUDA graph is captured nothing may be read back later: no check)
+            call, entry = defer(check, call, deferred)
+    result = original(*call.args, **call.kwargs)
+    if entry is not None:
+        entry.record()
+    return result
+
+
+def _aliases_output(tensor, call, writes_input):
+    """True if `tensor` shares memory with a tensor the call writes to."""
+    outputs = []
+    if writes_input and call.args:
+        outputs.append(call.args[0])
+    out = call.kwargs.get("out")
+    if out is not None:
+        outputs.extend(out if isinstance(out, (list, tuple)) else (out,))
+    if not outputs:
+        return False
+    storage = tensor.untyped_storage().data_ptr()
+    return any(
+        isinstance(o, torch.Tensor) and (o is tensor or o.untyped_storage().data_ptr() == storage)
+        for o in outputs
+    )
+
+
+def _refuse(check, original, call, rule, writes_input, aliased):
+    """Raises for a failed rule: PyTorch's own error where it refuses the call itself before
+    any kernel could read the bad value (a shape, a dtype, a None, overlapping memory), else
+    the GuardError. A host rule (a target shape) explains an error PyTorch raises itself."""
+    location = _frames.location_dict(_frames.capture())
+    if rule.host:
+        # PyTorch refuses these shapes before any kernel runs: its error, then ours.
+        refused, result = _outcome(original, call)
+        if not refused:
+            return result  # this PyTorch accepts it: nothing to report
+        raise failure(check, call, rule, location, pytorch_error=result) from None
+    if aliased and rule.tensor.device.type == "cpu":
+        # An index sharing memory with the output: PyTorch checks the overlap first, and
+        # on the CPU its kernel checks the values, so PyTorch's own call is safe and exact.
+        refused, result = _outcome(original, call)
+    else:
+        # PyTorch on the call with the bad entries replaced, which no kernel can trip on,
+        # writing into copies: if it still refuses, that refusal (a shape, a dtype) is what
+        # it would have said first.
+        repaired = check.call_with(call, rule.arg, rule.repaired_argument(rule.bad()))
+        try:
+            repaired = _writing_into_copies(repaired, writes_input)
+        except torch.OutOfMemoryError:
+            raise failure(check, call, rule, location) from None
+        refused, result = _outcome(original, repaired)
+    if refused:
+        _raise_with_note(result, check, call, rule)
+    raise failure(check, call, rule, location)
+
+
+def _copy(tensor):
+    """A copy PyTorch treats as it treats `tensor` when written to (a leaf that requires grad
+    stays one, so the in-place refusal for it remains)."""
+    if not isinstance(tensor, torch.Tensor):
+        return tensor
+    if tensor.is_leaf:
+        return tensor.detach().clone().requires_grad_(tensor.requires_grad)
+    return tensor.clone()
+
+
+def _writing_into_copies(call, writes_input):
+    if writes_input and call.args:
+        call = Call(call.names, (_copy(call.args[0]),) + tuple(call.args[1:]), call.kwargs)
+    out = call.kwargs.get("out")
+    if out is not None:
+        copied = type(out)(_copy(o) for o in out) if isinstance(out, (list, tuple)) else _copy(out)
+        call = Call(call.names, call.args, dict(call.kwargs, out=copied))
+    return call
+
+
+def _raise_with_note(error, check, call, rule):
+    """Raises PyTorch's own error; the guard's finding follows it (Python 3.11+ shows notes)."""
+    if hasattr(error, "add_note"):
+        error.add_note(f"assertscope: {check.op} has a bad value as well: {check.explain(call, rule).found}")
+    raise error
+
+
+def _outcome(original, call):
+    """(True, the exception) if PyTorch raises for the call, else (False, its result)."""
+    try:
+        return False, original(*call.args, **call.kwargs)
+    except Exception as error:  # noqa: BLE001 - any refusal of PyTorch's is the answer
+        return True, error

@@ -1,0 +1,123 @@
+"""The guard keeps PyTorch's exception contract: where PyTorch raises for an input, the
+guarded call raises an instance of the same type, and where PyTorch refuses a call on the
+host (a shape, a dtype, a None, overlapping memory) its own error and message come first.
+Every expectation is taken from PyTorch itself, by running the same call unguarded."""
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import assertscope
+from assertscope import GuardError
+
+from conftest import check_point
+from op_cases import CASES
+
+MODES = ["sync", "async"]
+
+
+def pytorch_error(make):
+    """The exception PyTorch raises for `make()` unguarded, or None."""
+    try:
+        make()
+    except Exception as error:  # noqa: BLE001 - whatever PyTorch raises is the expectation
+        return error
+    return None
+
+
+def guarded_error(make, mode):
+    """The exception `make()` raises under the guard (at the call or the next check point)."""
+    try:
+        with assertscope.guard(mode=mode):
+            make()
+            check_point()
+    except Exception as error:  # noqa: BLE001
+        return error
+    return None
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", [c for c in CASES if c.cpu_raises], ids=repr)
+def test_a_guard_error_is_an_instance_of_the_type_pytorch_raises(case, mode):
+    expected = pytorch_error(case.bad)
+    assert expected is not None
+    got = guarded_error(case.bad, mode)
+    assert isinstance(got, GuardError), got
+    assert isinstance(got, type(expected)), f"PyTorch raises {type(expected).__name__}, the guard {type(got).__mro__}"
+
+
+def test_except_index_error_still_catches_a_bad_embedding_id():
+    table = nn.Embedding(4, 2)
+    with assertscope.guard(mode="sync"):
+        try:
+            table(torch.tensor([4]))
+        except IndexError as error:
+            caught = error
+    assert isinstance(caught, GuardError) and caught.cause == "embedding-index-out-of-range"
+
+
+# Calls PyTorch refuses on the host, whose indices or targets are out of range as well.
+HOST_REFUSALS = {
+    "gather: index of another rank": lambda: torch.gather(torch.randn(3, 4), 1, torch.tensor([7])),
+    "index_select: 2-D index": lambda: torch.index_select(torch.randn(3, 4), 0, torch.tensor([[7]])),
+    "index_put_: None among the indices": lambda: torch.zeros(3, 4).index_put_((torch.tensor([5]), None), torch.tensor(1.0)),
+    "cross_entropy: batch sizes differ": lambda: F.cross_entropy(torch.randn(4, 3), torch.tensor([7, 1, 1])),
+    "nll_loss: float target": lambda: F.nll_loss(torch.randn(4, 3), torch.tensor([7.0, 1, 1, 0])),
+    "embedding: float weight, 1-D": lambda: F.embedding(torch.tensor([9]), torch.randn(4)),
+    "scatter_: index overlaps self": lambda: (lambda p: p.scatter_(0, p, torch.ones_like(p)))(torch.tensor([[0, 1], [1, 5]])),
+    "index_add_: source of the wrong length": lambda: torch.zeros(3, 2).index_add_(0, torch.tensor([0, 9]), torch.ones(3, 2)),
+    "x[idx] = v: values that do not broadcast": lambda: torch.zeros(3, 2).__setitem__(torch.tensor([0, 9]), torch.ones(3, 3)),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", list(HOST_REFUSALS))
+def test_pytorch_refusing_the_call_itself_goes_first(name, mode):
+    make = HOST_REFUSALS[name]
+    expected = pytorch_error(make)
+    assert expected is not None
+    got = guarded_error(make, mode)
+    assert type(got) is type(expected) and str(got) == str(expected)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_target_shape_error_is_pytorchs_message_then_the_explanation(mode):
+    make = lambda: F.cross_entropy(torch.randn(4, 3), torch.tensor([[7], [1], [1], [0]]))  # noqa: E731
+    expected = pytorch_error(make)
+    got = guarded_error(make, mode)
+    assert isinstance(got, GuardError) and isinstance(got, type(expected))
+    assert got.cause == "target-shape"
+    assert str(got).startswith(str(expected) + "\n")
+    assert "class-index targets must have shape [N]" in str(got)
+
+
+def test_a_pytorch_refusal_leaves_nothing_pending_in_async_mode():
+    with assertscope.guard(mode="async"):
+        with pytest.raises(RuntimeError, match="same number of dimensions"):
+            torch.gather(torch.randn(3, 4), 1, torch.tensor([7]))
+        check_point()  # the out-of-range 7 of the refused call is not reported here
+        torch.gather(torch.randn(3, 4), 1, torch.tensor([[1]]))
+        check_point()
+
+
+def test_an_index_sharing_memory_with_the_output_keeps_pytorchs_overlap_check():
+    p = torch.tensor([[0, 1], [1, 0]])
+    expected = pytorch_error(lambda: p.clone().scatter_(0, p.clone(), torch.ones_like(p)))
+    assert expected is None  # without the overlap, PyTorch takes it
+    for mode in MODES:
+        q = p.clone()
+        got = guarded_error(lambda: q.scatter_(0, q, torch.ones_like(q)), mode)
+        assert type(got) is RuntimeError and "refer to a single memory location" in str(got)
+        assert torch.equal(q, p)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_inference_tensor_outside_inference_mode_is_refused_as_unguarded(mode):
+    table = nn.Embedding(5, 3)
+    with torch.inference_mode():
+        ids = torch.tensor([1, 2])
+    expected = pytorch_error(lambda: table(ids))
+    assert expected is not None
+    got = guarded_error(lambda: table(ids), mode)
+    assert type(got) is type(expected) and str(got) == str(expected)
