@@ -104,7 +104,10 @@ def _checked(value, tensors, site):
                 break
         if error is None and deferred:
             if not (deferred[0].tensor.is_cuda and torch.cuda.is_current_stream_capturing()):
-                call = _ledger.defer(check, call, deferred, entry.frame)
+                # The graph runs the op right after this returns: nothing can refuse it
+                # first, so the record is made now.
+                call, record = _ledger.defer(check, call, deferred, entry.frame)
+                record.record()
     if error is not None:
         raise error
     result = call.get(returned)
