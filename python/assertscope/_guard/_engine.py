@@ -201,6 +201,9 @@ def failure(check, call, rule, location, note=None):
 
     finding = check.explain(call, rule)
     error = build(check.op, finding, location, note)
+    from . import origin  # where the bad value or size came from (error path only)
+
+    origin.attach(error, origin.find(check, call, rule, finding, location))
     _report.write(error.diagnosis)
     return error
 

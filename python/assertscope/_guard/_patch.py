@@ -111,6 +111,10 @@ def install():
             _copy_metadata(wrapper, original, name)
         _undo.append(replace(owner, name, wrapper))
         _register_with_torchscript(wrapper, original)
+    from . import origin  # construction sites and DataLoader batches, for the error path
+
+    origin.install()
+    _undo.insert(0, origin.uninstall)
 
 
 def uninstall():
