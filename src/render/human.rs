@@ -86,6 +86,11 @@ fn render_diagnosis(out: &mut String, d: &Diagnosis, p: &Palette) {
     if !shown.is_empty() {
         let _ = writeln!(out, "{gutter} {}={} values: {}", p.gutter, p.reset, shown.join(", "));
     }
+    for o in &d.origin {
+        let what = o.note.clone().unwrap_or_else(|| format!("{} defined here", o.role));
+        let _ = writeln!(out, "{}note{}: {what}", p.note, p.reset);
+        write_location_marked(out, p, &o.location(), Some("defined here"), false);
+    }
     out.push('\n');
     write_wrapped(out, &format!("{}why{}", p.note, p.reset), &d.explanation);
     write_wrapped(out, &format!("{}fix{}", p.help, p.reset), &d.fix);
@@ -101,6 +106,11 @@ fn line_width(loc: Option<&Location>) -> usize {
 
 /// `--> file:line in function`, then the source line with a caret underline.
 fn write_location(out: &mut String, p: &Palette, loc: &Location, label: Option<&str>) {
+    write_location_marked(out, p, loc, label, true);
+}
+
+/// As `write_location`; a secondary span (an origin) is underlined with `-`, as rustc does.
+fn write_location_marked(out: &mut String, p: &Palette, loc: &Location, label: Option<&str>, primary: bool) {
     let width = line_width(Some(loc));
     let gutter = " ".repeat(width);
     let line = loc.line.map_or(String::new(), |l| format!(":{l}"));
@@ -113,13 +123,11 @@ fn write_location(out: &mut String, p: &Palette, loc: &Location, label: Option<&
         let _ = writeln!(out, "{}{n}{} {}|{} {code}", p.gutter, p.reset, p.gutter, p.reset);
         if let Some(label) = label {
             let indent = code.chars().take_while(|c| c.is_whitespace()).count();
-            let carets = "^".repeat(code.trim().chars().count().max(1));
+            let carets = (if primary { "^" } else { "-" }).repeat(code.trim().chars().count().max(1));
+            let colour = if primary { p.error } else { p.note };
             let pad = " ".repeat(indent);
-            let _ = writeln!(
-                out,
-                "{gutter} {}|{} {pad}{}{carets} {label}{}",
-                p.gutter, p.reset, p.error, p.reset
-            );
+            let _ =
+                writeln!(out, "{gutter} {}|{} {pad}{}{carets} {label}{}", p.gutter, p.reset, colour, p.reset);
         }
         let _ = writeln!(out, "{gutter} {}|{}", p.gutter, p.reset);
     }
