@@ -192,7 +192,7 @@ mod tests {
         );
         assert_eq!(
             assignment("        self.loss_fn = nn.NLLLoss()  # x"),
-            Some(("loss_fn", " nn.NLLLoss()  "))
+            Some(("loss_fn", " nn.NLLLoss()"))
         );
         assert_eq!(assignment("    if a == b:"), None);
         assert_eq!(assignment("    total += loss.item()"), None);

@@ -89,7 +89,12 @@ fn render_diagnosis(out: &mut String, d: &Diagnosis, p: &Palette) {
     for o in &d.origin {
         let what = o.note.clone().unwrap_or_else(|| format!("{} defined here", o.role));
         let _ = writeln!(out, "{}note{}: {what}", p.note, p.reset);
-        write_location_marked(out, p, &o.location(), Some("defined here"), false);
+        let label = match o.role.as_str() {
+            "data" => "made here",
+            "call" => "ran here",
+            _ => "defined here",
+        };
+        write_location_marked(out, p, &o.location(), Some(label), false);
     }
     out.push('\n');
     write_wrapped(out, &format!("{}why{}", p.note, p.reset), &d.explanation);

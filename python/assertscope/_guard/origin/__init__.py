@@ -206,6 +206,10 @@ def _find(check, call, rule, finding, location, origins):
         classes = values.get("classes")
         bad = _what(finding)
         padding = bool(bad) and all(v < 0 or v == 255 for v in bad)
+        head_too_small = cause == "target-out-of-range" and classes is not None and not padding and "1-based" not in hint
+        if head_too_small:  # the size is the likelier mistake: its line first
+            need = f"{classes} outputs, the labels need {values['max'] + 1}" if values.get("max") is not None else None
+            _module_origin(origins, _class_head(input, classes), need)
         _data_origin(origins, finding, subject, frames)
         if padding:
             loss = [(m, s) for m, s in modules.recorded(("CrossEntropyLoss", "NLLLoss")) if s]
@@ -216,9 +220,6 @@ def _find(check, call, rule, finding, location, origins):
                     filename, line, function, "module",
                     f"{modules.created_with(module)} created here: entries equal to ignore_index are skipped",
                 )
-        elif cause == "target-out-of-range" and classes is not None and "1-based" not in hint:
-            need = f"{classes} outputs, the labels need {values['max'] + 1}" if values.get("max") is not None else None
-            _module_origin(origins, _class_head(input, classes), need)
         elif cause == "batch-size-mismatch" and frames:
             traced = flow.trace_value(frames, input)
             if traced is not None and traced[1] == "assign":
