@@ -57,6 +57,36 @@ pub struct Diagnosis {
     #[serde(default)]
     pub fix: String,
     pub checklist_step: Option<u8>,
+    /// Where the bad value or the size it broke came from, beside `location` (where it
+    /// was used): the data, the module, or the call of the asserting op.
+    #[serde(default)]
+    pub origin: Vec<OriginLocation>,
+}
+
+/// An origin location: a `Location` with the part it played.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct OriginLocation {
+    pub file: String,
+    pub line: Option<u64>,
+    pub function: Option<String>,
+    pub code: Option<String>,
+    /// `data` (made the bad value), `module` (set the size it broke) or `call` (the
+    /// asserting op's call, when the error surfaced later).
+    pub role: String,
+    /// One line: what was made or set here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl OriginLocation {
+    pub fn location(&self) -> Location {
+        Location {
+            file: self.file.clone(),
+            line: self.line,
+            function: self.function.clone(),
+            code: self.code.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]

@@ -81,6 +81,7 @@ pub fn from_kb(
         explanation: cause.explanation.clone(),
         fix: cause.fix.clone(),
         checklist_step: cause.checklist_step(),
+        origin: Vec::new(),
     }
 }
 

@@ -36,10 +36,35 @@ pub fn origin(path: &str) -> Origin {
     if lower.contains("/site-packages/") || lower.contains("/dist-packages/") {
         return if lower.contains("-packages/torch/") { Origin::Torch } else { Origin::Library };
     }
-    if is_stdlib(&lower) || is_entry_point(&p) {
+    if is_stdlib(&lower) || is_entry_point(&p) || is_assertscope(&lower) {
         return Origin::Library;
     }
     Origin::User
+}
+
+/// assertscope's own Python package: installed, in a source tree, or the copy `run`
+/// injects (`…/assertscope-<pid>-<hex>-<n>/assertscope/_guard/_engine.py`). A host error
+/// PyTorch raises inside a guard wrapper passes through these frames; they are never the
+/// user's line.
+fn is_assertscope(lower: &str) -> bool {
+    const OWN: &[&str] = &["/assertscope/_guard/", "/assertscope/_inject/"];
+    const MODULES: &[&str] =
+        &["cpu.py", "scan.py", "errors.py", "_frames.py", "_summary.py", "_report.py", "_probe.py", "kb.py"];
+    if OWN.iter().any(|d| lower.contains(d)) {
+        return true;
+    }
+    if let Some((dir, file)) = lower.rsplit_once('/') {
+        if dir.ends_with("/assertscope") && MODULES.contains(&file) {
+            return true;
+        }
+    }
+    lower.split('/').any(|segment| {
+        let mut parts = segment.splitn(4, '-');
+        parts.next() == Some("assertscope")
+            && parts.next().is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+            && parts.next().is_some_and(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_hexdigit()))
+            && parts.next().is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    })
 }
 
 fn is_torch_tree(lower: &str) -> bool {
@@ -148,6 +173,12 @@ mod tests {
             ("<frozen runpy>", Origin::Generated),
             ("/home/dev/src/pytorch/torch/nn/functional.py", Origin::Torch),
             ("/home/me/lib/utils.py", Origin::User),
+            ("/dev/shm/assertscope-4242-18c3f0a9e1-0/assertscope/_guard/_engine.py", Origin::Library),
+            ("/tmp/assertscope-7-ff-1/sitecustomize.py", Origin::Library),
+            ("/home/me/src/assertscope/python/assertscope/_guard/origin/rnn.py", Origin::Library),
+            ("/home/me/src/assertscope/python/assertscope/cpu.py", Origin::Library),
+            ("/home/me/assertscope-notes/train.py", Origin::User),
+            ("/home/me/assertscope/train.py", Origin::User),
         ] {
             assert_eq!(origin(path), want, "{path}");
         }

@@ -9,6 +9,7 @@
 //! only waited are secondary.
 
 pub mod frames;
+mod origin;
 mod values;
 
 use crate::guard_report::{self, GuardReport};
@@ -555,6 +556,7 @@ fn build_diagnosis(
     // Location: the user's frame of the traceback, with whether it is only where an
     // asynchronous error surfaced.
     let mut location = None;
+    let mut origin = Vec::new();
     if let Some((_, tb)) = surfaced {
         if let Some(frame) = frames::user_frame(tb) {
             location = Some(location_of(frame));
@@ -580,6 +582,7 @@ fn build_diagnosis(
                     ),
                     source_line: Some(frame.log_line),
                 });
+                origin.extend(origin::call_before(kb, &frame.file, frame.line, op.as_deref(), &cause_id));
             }
         }
     }
@@ -646,6 +649,7 @@ fn build_diagnosis(
         explanation,
         fix,
         checklist_step: cause.checklist_step(),
+        origin,
     }
 }
 

@@ -85,6 +85,16 @@ pub fn diagnostic(d: &Diagnosis) -> Diagnostic {
     if !shown.is_empty() {
         out = out.note("values", shown.join(", "));
     }
+    for o in &d.origin {
+        // Where the bad value or the size it broke came from: a secondary span, as rustc
+        // shows "defined here".
+        let label = o.note.clone().unwrap_or_else(|| match o.role.as_str() {
+            "data" => "the bad value was made here".to_string(),
+            "call" => "the op that asserted ran here".to_string(),
+            role => format!("{role} defined here"),
+        });
+        out = out.span(source_span(&o.location()).label(label).secondary());
+    }
     out = out.section("why", d.explanation.as_str()).section("fix", d.fix.as_str());
     if let Some(step) = d.checklist_step {
         out = out.section(format!("checklist step {step}"), checklist_step_text(step));
@@ -95,20 +105,24 @@ pub fn diagnostic(d: &Diagnosis) -> Diagnostic {
 /// The user's frame: the line as it is on disk now (the log's copy otherwise), labelled
 /// with its function and, when CUDA reported late, that it is not where the error happened.
 fn location_span(loc: &Location, what: Option<&str>) -> Span {
-    let on_disk =
-        loc.line.and_then(|line| crate::diagnostic::read_line(std::path::Path::new(&loc.file), line));
-    let code = on_disk.or_else(|| loc.code.clone());
     let label = match (loc.function.as_deref(), what) {
         (Some(f), Some(what)) => Some(format!("in `{f}`: {what}")),
         (Some(f), None) => Some(format!("in `{f}`")),
         (None, Some(what)) => Some(what.to_string()),
         (None, None) => None,
     };
-    let span = Span::at(loc.file.as_str(), loc.line).source(code);
+    let span = source_span(loc);
     match label {
         Some(label) => span.label(label),
         None => span,
     }
+}
+
+/// A span at `loc` showing the line as it is on disk now (the log's copy otherwise).
+fn source_span(loc: &Location) -> Span {
+    let on_disk =
+        loc.line.and_then(|line| crate::diagnostic::read_line(std::path::Path::new(&loc.file), line));
+    Span::at(loc.file.as_str(), loc.line).source(on_disk.or_else(|| loc.code.clone()))
 }
 
 fn write_wrapped(out: &mut String, label: &str, text: &str) {

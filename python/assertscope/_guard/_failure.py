@@ -17,5 +17,8 @@ def failure(check, call, rule, location, note=None, pytorch_error=None):
         error = build(check.op, finding, location, note, type(pytorch_error), str(pytorch_error))
     else:
         error = build(check.op, finding, location, note, check.pytorch_error)
+    from . import origin  # where the bad value or size came from (error path only)
+
+    origin.attach(error, origin.find(check, call, rule, finding, location))
     _report.write(error.diagnosis)
     return error

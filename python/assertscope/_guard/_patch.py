@@ -71,6 +71,10 @@ def install():
         wrapper = wraps(special, original) if special else guarded(check, original, names, name.endswith("_"))
         _undo.append(replace(owner, name, wrapper))
         _register_with_torchscript(wrapper, original)
+    from . import origin  # construction sites and DataLoader batches, for the error path
+
+    origin.install()
+    _undo.insert(0, origin.uninstall)
 
 
 def uninstall():

@@ -64,11 +64,41 @@ class ClassTargetCheck(Check):
     def rules(self, call):
         input, target = call.get("input"), call.get("target")
         if not (checkable(input) and is_index_tensor_or_byte(target)) or target.numel() == 0 or input.dim() == 0:
-            return []
+            problem = self.float_target_problem(input, target)
+            return [ShapeRule("target", target, problem)] if problem is not None else []
+        mismatch = self.batch_problem(input, target)
+        if mismatch is not None:
+            return [ShapeRule("target", target, mismatch)]
         shape = self.shape_problem(input, target)
         if shape is not None:
             return [ShapeRule("target", target, shape)]
         return [RangeRule("target", target, self.low, self.classes(input), ignore=self.ignore_index(call))]
+
+    def float_target_problem(self, input, target):
+        """A floating target where class indices are expected: PyTorch refuses it on the host
+        ("expected target dtype to be Long"); cross_entropy reads a float target of the
+        logits' own shape as probabilities, which is fine."""
+        if self.op not in ("cross_entropy", "nll_loss") or not (checkable(input) and checkable(target)):
+            return None
+        if not target.is_floating_point() or target.numel() == 0 or input.dim() < 2:
+            return None
+        if self.op == "cross_entropy" and tuple(target.shape) == tuple(input.shape):
+            return None
+        return ("target-dtype", f"a {str(target.dtype).replace('torch.', '')} target: class-index targets must be int64", None)
+
+    def batch_problem(self, input, target):
+        """Logits and targets with different batch sizes (PyTorch: "Expected input batch_size
+        (32) to match target batch_size (50)"): a reshape or a flatten changed one of them."""
+        if self.op not in ("cross_entropy", "nll_loss") or input.dim() < 2 or target.dim() != input.dim() - 1:
+            return None
+        if input.shape[0] == target.shape[0]:
+            return None
+        return (
+            "batch-size-mismatch",
+            f"the input has batch size {input.shape[0]} ({list(input.shape)}), the target {target.shape[0]} "
+            f"({list(target.shape)})",
+            None,
+        )
 
     def shape_problem(self, input, target):
         """The host-side shape errors torch raises for class losses, explained (or None)."""
@@ -76,11 +106,13 @@ class ClassTargetCheck(Check):
             return None
         if self.op == "cross_entropy" and tuple(target.shape) == tuple(input.shape):
             return (
+                "target-shape",
                 f"an integer target of the same shape as the logits {list(input.shape)} is read as "
                 "class probabilities: this looks like a one-hot target",
                 kb.hint("target-one-hot"),
             )
         return (
+            "target-shape",
             f"a target of shape {list(target.shape)} for logits {list(input.shape)}: class-index targets "
             "must have shape [N]",
             kb.hint("target-n-by-1"),
@@ -90,9 +122,11 @@ class ClassTargetCheck(Check):
         input, target = call.get("input"), call.get("target")
         tensors = [("target", target), ("input", input)]
         if isinstance(rule, ShapeRule):
-            found, hint = rule.problem
+            cause, found, hint = rule.problem
             values = {"target_shape": list(target.shape), "input_shape": list(input.shape)}
-            return Finding("target-shape", found, values, tensors, hint)
+            if cause == "target-dtype":
+                hint = self.float_target_hint(target, values)
+            return Finding(cause, found, values, tensors, hint)
         classes = self.classes(input)
         ignore = rule.ignore
         suffix, facts = range_report(target, self.low, classes, ignore)
@@ -104,6 +138,19 @@ class ClassTargetCheck(Check):
         )
         hint = class_hint(facts, classes, ignore, self.op, self.has_ignore_index)
         return Finding(self.cause, found, facts, tensors, hint)
+
+
+    @staticmethod
+    def float_target_hint(target, values):
+        """Error path: floats that hold whole numbers are labels made with the wrong dtype."""
+        t = target.detach()
+        finite = t[torch.isfinite(t)]
+        values["target_dtype"] = str(t.dtype).replace("torch.", "")
+        if finite.numel() == 0 or not bool((finite == finite.round()).all()):
+            return None
+        low, high = int(finite.min().item()), int(finite.max().item())
+        values["min"], values["max"] = low, high
+        return kb.hint("float-class-targets", dtype=values["target_dtype"], min=low, max=high)
 
 
 def is_index_tensor_or_byte(value):

@@ -25,6 +25,9 @@ def embedding_hint(ids, facts, rows):
     if high is None or high < rows:
         return None
     if looks_like_positions(ids):
+        if low == 1 and ids.shape[-1] <= rows:
+            # 1..T in a table of T rows: the length fits, the numbering does not.
+            return kb.hint("positions-from-one", min=low, max=high, bound=rows, last=rows - 1, needed=high + 1)
         return kb.hint("positions-past-embedding", length=ids.shape[-1], bound=rows)
     return kb.hint("tokens-added-without-resize", value=high, bound=rows)
 

@@ -1,0 +1,139 @@
+"""DataLoader provenance: which dataset samples a batch was made of.
+
+What: each batch a DataLoader iterator yields is recorded with the dataset indices its
+sampler chose (in the main process, so `num_workers > 0`, shuffling and custom batch samplers
+are covered), its step in the epoch, the collate function, and weak references to the
+tensors it holds.
+Why: on failure, a bad entry's position inside the batch maps through these indices to
+`dataset[i]`, which can be read again (and traced) to show the user's line that made it.
+Cost: per batch, a list of indices and a few weak references; nothing per op.
+"""
+
+import collections
+import weakref
+
+import torch
+
+RECENT = 4  # batches remembered (the failing one may surface a step later in async mode)
+
+_recent = collections.deque(maxlen=RECENT)
+_undo = []
+
+
+class BatchRecord:
+    __slots__ = ("dataset", "indices", "collate_fn", "step", "steps", "leaves", "__weakref__")
+
+    def __init__(self, dataset, indices, collate_fn, step, steps, leaves):
+        self.dataset = dataset
+        self.indices = indices
+        self.collate_fn = collate_fn
+        self.step = step
+        self.steps = steps
+        self.leaves = leaves
+
+    def live_leaves(self):
+        return [t for t in (ref() for ref in self.leaves) if t is not None]
+
+
+def _leaves(data, depth=0):
+    if isinstance(data, torch.Tensor):
+        return [weakref.ref(data)]
+    if depth >= 2:
+        return []
+    if isinstance(data, dict):
+        items = data.values()
+    elif isinstance(data, (list, tuple)):
+        items = data
+    else:
+        return []
+    return [ref for item in items for ref in _leaves(item, depth + 1)]
+
+
+def _as_list(index):
+    if isinstance(index, (list, tuple)):
+        return [int(i) for i in index] if all(isinstance(i, int) for i in index) else None
+    if isinstance(index, int):
+        return [index]
+    if isinstance(index, torch.Tensor) and index.dim() <= 1 and not index.is_floating_point():
+        return [int(i) for i in index.reshape(-1).tolist()]
+    return None
+
+
+def install():
+    if _undo:
+        return
+    from torch.utils.data import dataloader
+
+    base = dataloader._BaseDataLoaderIter
+    next_index, next_batch = base._next_index, base.__next__
+
+    def _next_index(self):
+        index = next_index(self)
+        sent = getattr(self, "_send_idx", None)
+        if sent is None:
+            self._assertscope_index = index
+        else:
+            self.__dict__.setdefault("_assertscope_sent", {})[sent] = index
+        return index
+
+    def __next__(self):
+        data = next_batch(self)
+        try:
+            _record(self, data)
+        except Exception:  # noqa: BLE001 - provenance is a courtesy; never break a loader
+            pass
+        return data
+
+    _next_index.__wrapped__ = next_index
+    __next__.__wrapped__ = next_batch
+    base._next_index = _next_index
+    base.__next__ = __next__
+    _undo.append((base, "_next_index", next_index))
+    _undo.append((base, "__next__", next_batch))
+
+
+def uninstall():
+    while _undo:
+        owner, name, original = _undo.pop()
+        setattr(owner, name, original)
+
+
+def _record(iterator, data):
+    if getattr(iterator, "_dataset_kind", None) != 0:  # _DatasetKind.Map only: an iterable has no indices
+        return
+    sent = iterator.__dict__.get("_assertscope_sent")
+    if sent is None:
+        index = iterator.__dict__.get("_assertscope_index")
+    elif not getattr(iterator, "_in_order", True):
+        index = None
+    else:
+        received = iterator._rcvd_idx - 1
+        index = sent.pop(received, None)
+        for stale in [k for k in sent if k < received]:
+            del sent[stale]
+    indices = _as_list(index) if index is not None else None
+    if indices is None:
+        return
+    try:
+        steps = len(iterator)
+    except TypeError:
+        steps = None
+    _recent.append(
+        BatchRecord(
+            iterator._dataset,
+            indices,
+            iterator._collate_fn if iterator._auto_collation else None,
+            iterator._num_yielded,
+            steps,
+            _leaves(data),
+        )
+    )
+
+
+def recent():
+    """The batches yielded last, newest first."""
+    return list(reversed(_recent))
+
+
+def forget():
+    _recent.clear()
