@@ -61,6 +61,8 @@ struct Failure<'a> {
     text: String,
     /// Position in the input: (source index, log line).
     at: (usize, u64),
+    /// Recognised only by the stable part of a damaged message (cut off, glued).
+    tolerant: bool,
     traceback: Option<&'a Traceback>,
     assertion: Option<&'a AssertionGroup>,
     followon: Option<&'static crate::kb::FollowOn>,
@@ -252,6 +254,17 @@ fn classify_exception<'a>(kb: &'static KnowledgeBase, si: usize, exc: &Exception
             return Some(message_failure(m, si, exc.log_line, line));
         }
     }
+    // A terminal or forum wrapped the message onto the next line.
+    if let Some(next) = exc.continuation.first() {
+        for joined in [format!("{first}{next}"), format!("{first} {next}")] {
+            if let Some(f) = classify_text(kb, si, exc.log_line, &joined) {
+                return Some(f);
+            }
+        }
+    }
+    if let Some(f) = classify_damaged_text(kb, si, exc.log_line, &first) {
+        return Some(f);
+    }
     Some(Failure {
         strength: Strength::PlainError,
         cause: None,
@@ -264,6 +277,7 @@ fn classify_exception<'a>(kb: &'static KnowledgeBase, si: usize, exc: &Exception
         traceback: None,
         assertion: None,
         followon: None,
+        tolerant: false,
     })
 }
 
@@ -286,6 +300,34 @@ fn classify_text<'a>(
         return Some(message_failure(m, si, log_line, text));
     }
     let followon = kb.match_followon(text)?;
+    followon_failure(followon, si, log_line, text)
+}
+
+/// Classifies a line that matches no knowledge-base text exactly but is one that a paste
+/// damaged (cut off mid-word, words glued together).
+fn classify_damaged_text<'a>(
+    kb: &'static KnowledgeBase,
+    si: usize,
+    log_line: u64,
+    text: &str,
+) -> Option<Failure<'a>> {
+    if let Some(message) = kb.match_message_tolerant(text) {
+        let m = crate::kb::MessageMatch { message, values: Map::new(), op: None };
+        let mut f = message_failure(m, si, log_line, text);
+        f.tolerant = true;
+        return Some(f);
+    }
+    let mut f = followon_failure(kb.match_followon_tolerant(text)?, si, log_line, text)?;
+    f.tolerant = true;
+    Some(f)
+}
+
+fn followon_failure<'a>(
+    followon: &'static crate::kb::FollowOn,
+    si: usize,
+    log_line: u64,
+    text: &str,
+) -> Option<Failure<'a>> {
     let strength = match followon.role {
         Role::StickyAssert => Strength::StickyAssert,
         Role::Cascade => Strength::Cascade,
@@ -314,6 +356,7 @@ fn classify_text<'a>(
         traceback: None,
         assertion: None,
         followon: Some(followon),
+        tolerant: false,
     })
 }
 
@@ -335,6 +378,7 @@ fn message_failure<'a>(
         traceback: None,
         assertion: None,
         followon: None,
+        tolerant: false,
     }
 }
 
@@ -366,6 +410,7 @@ fn assertion_failure<'a>(kb: &'static KnowledgeBase, si: usize, group: &'a Asser
         traceback: None,
         assertion: Some(group),
         followon: None,
+        tolerant: false,
     };
     if let Some(m) = kb.match_assert(&a.file, &a.kernel, &a.condition, a.message.as_deref()) {
         f.cause = Some(m.site.cause.clone());
@@ -548,7 +593,7 @@ fn build_diagnosis(
             source_line: Some(root.at.1),
         });
     }
-    if root.strength == Strength::StickyAssert && cause_id != "cascade" {
+    if (root.strength == Strength::StickyAssert && cause_id != "cascade") || root.tolerant {
         confidence = Confidence::Medium;
     }
 
