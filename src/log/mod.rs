@@ -37,6 +37,8 @@ pub const TRIGGERS: &[&str] = &[
     "Exception",
     "exception",
     "terminate called",
+    "what():",
+    "index out of bounds",
     "Watchdog",
     "Fatal Python",
     "by peer",
