@@ -9,6 +9,7 @@
 //! only waited are secondary.
 
 pub mod frames;
+mod guard;
 mod values;
 
 use crate::guard_report::{self, GuardReport};
@@ -39,6 +40,8 @@ impl StreamKey {
 /// How strongly a failure explains the run's death; lower is stronger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Strength {
+    /// assertscope's own guard caught the bad value before any kernel ran.
+    Guard,
     Assertion,
     HostCheck,
     StickyAssert,
@@ -63,6 +66,8 @@ struct Failure<'a> {
     at: (usize, u64),
     /// Recognised only by the stable part of a damaged message (cut off, glued).
     tolerant: bool,
+    /// The user's line as the error itself names it (the guard's `-->` line).
+    stated_location: Option<Location>,
     traceback: Option<&'a Traceback>,
     assertion: Option<&'a AssertionGroup>,
     followon: Option<&'static crate::kb::FollowOn>,
@@ -240,6 +245,9 @@ fn bad_value_op_in_frames(kb: &'static KnowledgeBase, tb: &Traceback) -> Option<
 }
 
 fn classify_exception<'a>(kb: &'static KnowledgeBase, si: usize, exc: &ExceptionText) -> Option<Failure<'a>> {
+    if let Some(f) = guard::failure(kb, si, exc) {
+        return Some(f);
+    }
     let first = full_first_line(exc);
     if let Some(f) = classify_text(kb, si, exc.log_line, &first) {
         return Some(f);
@@ -278,6 +286,7 @@ fn classify_exception<'a>(kb: &'static KnowledgeBase, si: usize, exc: &Exception
         assertion: None,
         followon: None,
         tolerant: false,
+        stated_location: None,
     })
 }
 
@@ -357,6 +366,7 @@ fn followon_failure<'a>(
         assertion: None,
         followon: Some(followon),
         tolerant: false,
+        stated_location: None,
     })
 }
 
@@ -379,6 +389,7 @@ fn message_failure<'a>(
         assertion: None,
         followon: None,
         tolerant: false,
+        stated_location: None,
     }
 }
 
@@ -411,6 +422,7 @@ fn assertion_failure<'a>(kb: &'static KnowledgeBase, si: usize, group: &'a Asser
         assertion: Some(group),
         followon: None,
         tolerant: false,
+        stated_location: None,
     };
     if let Some(m) = kb.match_assert(&a.file, &a.kernel, &a.condition, a.message.as_deref()) {
         f.cause = Some(m.site.cause.clone());
@@ -554,14 +566,19 @@ fn build_diagnosis(
         evidence: Vec::new(),
         notes: Vec::new(),
         confidence: match root.strength {
-            Strength::Assertion | Strength::HostCheck | Strength::PlainError => Confidence::High,
+            Strength::Guard | Strength::Assertion | Strength::HostCheck | Strength::PlainError => {
+                Confidence::High
+            }
             Strength::StickyAssert | Strength::Cascade | Strength::Peer => Confidence::Medium,
         },
         title: root.title.clone(),
         hint: root.hint.clone(),
     };
     record_error(kb, root, surfaced.map(|(_, tb)| tb), &mut draft);
-    let location = surfaced.and_then(|(tsi, tb)| locate(root, tb, scans.get(tsi), &mut draft));
+    let location = match surfaced {
+        Some((tsi, tb)) => locate(root, tb, scans.get(tsi), &mut draft),
+        None => root.stated_location.clone(),
+    };
     read_rest_of_log(scans, key, root, &mut draft);
     compiled_code(&scans[si], root, &mut draft);
     write_up(kb, root, draft, location, key.rank())
@@ -619,6 +636,9 @@ fn record_error(
 /// The user's frame of the traceback, noting when it is only where an asynchronous error
 /// surfaced.
 fn locate(root: &Failure<'_>, tb: &Traceback, scan: Option<&LogScan>, draft: &mut Draft) -> Option<Location> {
+    if let Some(stated) = &root.stated_location {
+        return Some(stated.clone());
+    }
     let frame = frames::user_frame(tb)?;
     let location = location_of(frame, scan.map(|s| s.source.as_str()));
     let asynchronous = tb.innermost().exception.as_ref().is_some_and(|e| !is_synchronous(e));
@@ -766,6 +786,7 @@ fn write_up(
 
 fn evidence_kind(f: &Failure<'_>) -> &'static str {
     match f.strength {
+        Strength::Guard => "guard",
         Strength::Peer => "peer",
         Strength::Cascade => "follow-on",
         _ if f.traceback.is_some() => "exception",
