@@ -144,6 +144,9 @@ pub fn scan<R: Read>(input: R, source: &str, rank: Option<u32>) -> std::io::Resu
         let Some(line) = line else { break };
         let number = line.number;
         let text = String::from_utf8_lossy(line.bytes);
+        // NUL padding (a node died while writing) is not part of any line.
+        let text =
+            if memchr::memchr(0, line.bytes).is_some() { Cow::Owned(text.replace('\0', "")) } else { text };
         // Progress bars repaint with `\r`; every repaint is a line of its own.
         for segment in text.split('\r') {
             state.feed(segment, number);
