@@ -147,3 +147,40 @@ fn human_output_shows_the_source_line_from_disk() {
     assert!(text.contains("4 |     loss = criterion(model(x), y)"), "{text}");
     assert!(text.contains("error[target-out-of-range]"), "{text}");
 }
+
+/// A crash log that a dying node left padded with NUL bytes, as a file of its own and as
+/// one rank of a directory.
+#[test]
+fn a_crash_log_with_nul_padding_is_read() {
+    let mut log = std::fs::read(devset("023")).unwrap();
+    log.extend(std::iter::repeat_n(0u8, 64 * 1024));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rank0.log");
+    std::fs::write(&file, &log).unwrap();
+    for target in [&file, &dir.path().to_path_buf()] {
+        let out = assertscope(&["explain", "--json", target.to_str().unwrap()], None);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(json["diagnoses"][0]["cause"], "target-out-of-range");
+        assert_eq!(json["diagnoses"][0]["location"]["file"], "main.py");
+    }
+    // Padding in the middle (the file was preallocated, then written on) is skipped too.
+    let mut middle = b"step 1\n".to_vec();
+    middle.extend(std::iter::repeat_n(0u8, 4096));
+    middle.extend(std::fs::read(devset("023")).unwrap());
+    let out = assertscope(&["explain", "--json"], Some(&middle));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn files_skipped_in_a_directory_are_named_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("rank0.log"), std::fs::read(devset("023")).unwrap()).unwrap();
+    std::fs::write(dir.path().join("model.pt"), b"PK\x03\x04\x00\x00\x08\x00binary\x00checkpoint").unwrap();
+    std::fs::write(dir.path().join("metrics.json"), b"{\"loss\": 1.0}").unwrap();
+    let out = assertscope(&["explain", dir.path().to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("skipped") && err.contains("model.pt") && err.contains("binary"), "{err}");
+    assert!(err.contains("metrics.json") && err.contains("JSON"), "{err}");
+}

@@ -100,17 +100,25 @@ pub fn read_inputs(inputs: &[PathBuf]) -> anyhow::Result<Inputs> {
             out.reports.push(report);
             continue;
         }
-        // Inside a directory, skip what is not a log (core dumps, checkpoints, JSON).
+        // Inside a directory, skip what is not a log (core dumps, checkpoints, JSON), and
+        // say so: a log that was skipped silently would look like a rank that said nothing.
         if *in_dir && file.extension().is_some_and(|e| e == "json") {
+            skipped(file, "JSON, not a log (guard reports are read when named guard-*.json)");
             continue;
         }
         match scan_file(file, rank) {
             Ok(scan) => out.scans.push(scan),
-            Err(e) if *in_dir && e.downcast_ref::<BinaryInput>().is_some() => {}
+            Err(e) if *in_dir && e.downcast_ref::<BinaryInput>().is_some() => {
+                skipped(file, &e.root_cause().to_string())
+            }
             Err(e) => return Err(e),
         }
     }
     Ok(out)
+}
+
+fn skipped(file: &Path, why: &str) {
+    eprintln!("assertscope: skipped {}: {why}", file.display());
 }
 
 #[derive(Debug)]
@@ -152,14 +160,31 @@ fn scan_reader<R: Read>(mut reader: R, name: &str, rank: Option<u32>) -> anyhow:
     Ok(log::scan(io::Cursor::new(head).chain(reader), name, rank)?)
 }
 
-/// NUL bytes do not occur in text logs, and a file of mostly non-text bytes is no log.
+/// The shortest run of NUL bytes taken for padding: a node that dies while writing leaves
+/// its log padded with long runs of NULs, where binary formats have short ones everywhere.
+const NUL_PADDING: usize = 16;
+
+/// Binary data, judged by the start of the input: a short run of NUL bytes (as in every
+/// binary format), or mostly bytes that are not text. Long NUL runs are padding, not data.
 fn looks_binary(head: &[u8]) -> bool {
-    if head.contains(&0) {
-        return true;
+    let mut text = Vec::with_capacity(head.len());
+    let mut i = 0;
+    while i < head.len() {
+        if head[i] != 0 {
+            text.push(head[i]);
+            i += 1;
+            continue;
+        }
+        let run = head[i..].iter().take_while(|&&b| b == 0).count();
+        let reaches_end = i + run == head.len();
+        if run < NUL_PADDING && !reaches_end {
+            return true;
+        }
+        i += run;
     }
-    let text = String::from_utf8_lossy(head);
+    let text = String::from_utf8_lossy(&text);
     let replaced = text.chars().filter(|&c| c == char::REPLACEMENT_CHARACTER).count();
-    head.len() >= 64 && replaced * 4 > text.chars().count()
+    text.len() >= 64 && replaced * 4 > text.chars().count()
 }
 
 /// Log files under a directory, sorted (torchrun `--log-dir`, Slurm output directories).

@@ -9,6 +9,7 @@
 //! only waited are secondary.
 
 pub mod frames;
+mod guard;
 mod origin;
 mod values;
 
@@ -16,7 +17,7 @@ use crate::guard_report::{self, GuardReport};
 use crate::kb::{KnowledgeBase, Role};
 use crate::log::traceback::{ExceptionText, Frame, Style, Traceback};
 use crate::log::{AssertionGroup, LogScan};
-use crate::report::{Confidence, Diagnosis, Evidence, Location, Report, Secondary};
+use crate::report::{Confidence, Diagnosis, Evidence, Location, OriginLocation, Report, Secondary};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -40,6 +41,8 @@ impl StreamKey {
 /// How strongly a failure explains the run's death; lower is stronger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Strength {
+    /// assertscope's own guard caught the bad value before any kernel ran.
+    Guard,
     Assertion,
     HostCheck,
     StickyAssert,
@@ -62,6 +65,10 @@ struct Failure<'a> {
     text: String,
     /// Position in the input: (source index, log line).
     at: (usize, u64),
+    /// Recognised only by the stable part of a damaged message (cut off, glued).
+    tolerant: bool,
+    /// The user's line as the error itself names it (the guard's `-->` line).
+    stated_location: Option<Location>,
     traceback: Option<&'a Traceback>,
     assertion: Option<&'a AssertionGroup>,
     followon: Option<&'static crate::kb::FollowOn>,
@@ -239,6 +246,9 @@ fn bad_value_op_in_frames(kb: &'static KnowledgeBase, tb: &Traceback) -> Option<
 }
 
 fn classify_exception<'a>(kb: &'static KnowledgeBase, si: usize, exc: &ExceptionText) -> Option<Failure<'a>> {
+    if let Some(f) = guard::failure(kb, si, exc) {
+        return Some(f);
+    }
     let first = full_first_line(exc);
     if let Some(f) = classify_text(kb, si, exc.log_line, &first) {
         return Some(f);
@@ -253,6 +263,17 @@ fn classify_exception<'a>(kb: &'static KnowledgeBase, si: usize, exc: &Exception
             return Some(message_failure(m, si, exc.log_line, line));
         }
     }
+    // A terminal or forum wrapped the message onto the next line.
+    if let Some(next) = exc.continuation.first() {
+        for joined in [format!("{first}{next}"), format!("{first} {next}")] {
+            if let Some(f) = classify_text(kb, si, exc.log_line, &joined) {
+                return Some(f);
+            }
+        }
+    }
+    if let Some(f) = classify_damaged_text(kb, si, exc.log_line, &first) {
+        return Some(f);
+    }
     Some(Failure {
         strength: Strength::PlainError,
         cause: None,
@@ -265,6 +286,8 @@ fn classify_exception<'a>(kb: &'static KnowledgeBase, si: usize, exc: &Exception
         traceback: None,
         assertion: None,
         followon: None,
+        tolerant: false,
+        stated_location: None,
     })
 }
 
@@ -287,6 +310,34 @@ fn classify_text<'a>(
         return Some(message_failure(m, si, log_line, text));
     }
     let followon = kb.match_followon(text)?;
+    followon_failure(followon, si, log_line, text)
+}
+
+/// Classifies a line that matches no knowledge-base text exactly but is one that a paste
+/// damaged (cut off mid-word, words glued together).
+fn classify_damaged_text<'a>(
+    kb: &'static KnowledgeBase,
+    si: usize,
+    log_line: u64,
+    text: &str,
+) -> Option<Failure<'a>> {
+    if let Some(message) = kb.match_message_tolerant(text) {
+        let m = crate::kb::MessageMatch { message, values: Map::new(), op: None };
+        let mut f = message_failure(m, si, log_line, text);
+        f.tolerant = true;
+        return Some(f);
+    }
+    let mut f = followon_failure(kb.match_followon_tolerant(text)?, si, log_line, text)?;
+    f.tolerant = true;
+    Some(f)
+}
+
+fn followon_failure<'a>(
+    followon: &'static crate::kb::FollowOn,
+    si: usize,
+    log_line: u64,
+    text: &str,
+) -> Option<Failure<'a>> {
     let strength = match followon.role {
         Role::StickyAssert => Strength::StickyAssert,
         Role::Cascade => Strength::Cascade,
@@ -315,6 +366,8 @@ fn classify_text<'a>(
         traceback: None,
         assertion: None,
         followon: Some(followon),
+        tolerant: false,
+        stated_location: None,
     })
 }
 
@@ -336,6 +389,8 @@ fn message_failure<'a>(
         traceback: None,
         assertion: None,
         followon: None,
+        tolerant: false,
+        stated_location: None,
     }
 }
 
@@ -367,6 +422,8 @@ fn assertion_failure<'a>(kb: &'static KnowledgeBase, si: usize, group: &'a Asser
         traceback: None,
         assertion: Some(group),
         followon: None,
+        tolerant: false,
+        stated_location: None,
     };
     if let Some(m) = kb.match_assert(&a.file, &a.kernel, &a.condition, a.message.as_deref()) {
         f.cause = Some(m.site.cause.clone());
@@ -475,6 +532,21 @@ fn number_after(text: &str, key: &str) -> Option<i64> {
     text[i..].chars().take_while(|c| c.is_ascii_digit()).collect::<String>().parse().ok()
 }
 
+/// What a diagnosis says, assembled step by step from the root failure and the log.
+struct Draft {
+    cause_id: String,
+    op: Option<String>,
+    values: Map<String, Value>,
+    evidence: Vec<Evidence>,
+    /// Where-to-look notes, shown before the cause's explanation.
+    notes: Vec<String>,
+    confidence: Confidence,
+    title: Option<String>,
+    hint: Option<String>,
+    /// Where the bad value or the size it broke came from (secondary locations).
+    origin: Vec<OriginLocation>,
+}
+
 fn build_diagnosis(
     kb: &'static KnowledgeBase,
     scans: &[LogScan],
@@ -483,141 +555,207 @@ fn build_diagnosis(
     root: &Failure<'_>,
 ) -> Diagnosis {
     let stream = &streams[&key];
-    let mut cause_id = root.cause.clone().unwrap_or_else(|| "none".into());
-    let mut values = root.values.clone();
-    let mut evidence = Vec::new();
-    let mut notes: Vec<String> = Vec::new();
     let (si, _) = root.at;
-
     // The traceback that locates the failure: its own, or, for an assertion or an error
     // line, the one in the same stream where the error surfaced.
     let surfaced = root.traceback.map(|t| (si, t)).or_else(|| {
         locating_traceback(stream, root)
             .or_else(|| streams.get(&StreamKey::Source(si)).and_then(|s| locating_traceback(s, root)))
     });
-    let mut op = root.op.clone();
-    let mut confidence = match root.strength {
-        Strength::Assertion | Strength::HostCheck => Confidence::High,
-        Strength::StickyAssert | Strength::Cascade | Strength::Peer => Confidence::Medium,
-        Strength::PlainError => Confidence::High,
+    let mut draft = Draft {
+        cause_id: root.cause.clone().unwrap_or_else(|| "none".into()),
+        op: root.op.clone(),
+        values: root.values.clone(),
+        evidence: Vec::new(),
+        notes: Vec::new(),
+        confidence: match root.strength {
+            Strength::Guard | Strength::Assertion | Strength::HostCheck | Strength::PlainError => {
+                Confidence::High
+            }
+            Strength::StickyAssert | Strength::Cascade | Strength::Peer => Confidence::Medium,
+        },
+        title: root.title.clone(),
+        hint: root.hint.clone(),
+        origin: Vec::new(),
     };
+    record_error(kb, root, surfaced.map(|(_, tb)| tb), &mut draft);
+    let location = match surfaced {
+        Some((_, tb)) => locate(kb, root, tb, &mut draft),
+        None => root.stated_location.clone(),
+    };
+    read_rest_of_log(scans, key, root, &mut draft);
+    compiled_code(&scans[si], root, &mut draft);
+    write_up(kb, root, draft, location, key.rank())
+}
 
-    if let Some(group) = root.assertion {
-        evidence.push(Evidence {
-            kind: if group.from_dsa_report { "dsa-report".into() } else { "assert".into() },
-            text: if group.count > 1 {
-                format!("{} (printed by {} GPU threads)", root.text, group.count)
-            } else {
-                root.text.clone()
-            },
-            source_line: Some(group.first_log_line),
-        });
-        if kb
-            .match_assert(
-                &group.assertion.file,
-                &group.assertion.kernel,
-                &group.assertion.condition,
-                group.assertion.message.as_deref(),
-            )
-            .is_some_and(|m| !m.confirmed)
-        {
-            confidence = Confidence::Medium;
+/// The error itself as evidence, and what the assertion's site and a synchronous
+/// traceback say about the op.
+fn record_error(
+    kb: &'static KnowledgeBase,
+    root: &Failure<'_>,
+    surfaced: Option<&Traceback>,
+    draft: &mut Draft,
+) {
+    let Some(group) = root.assertion else {
+        if !root.text.is_empty() {
+            draft.evidence.push(Evidence {
+                kind: evidence_kind(root).into(),
+                text: root.text.clone(),
+                source_line: Some(root.at.1),
+            });
         }
-        // A synchronous traceback (CUDA_LAUNCH_BLOCKING=1) shows which op it was, if that op
-        // can reach the kernel that asserted (PyTorch before 1.8 printed no asynchronous
-        // warning at all, so a traceback without one may still be a later call).
-        let site = kb.match_assert(
-            &group.assertion.file,
-            &group.assertion.kernel,
-            &group.assertion.condition,
-            group.assertion.message.as_deref(),
-        );
-        if let (Some((_, tb)), Some(site)) = (surfaced, site) {
-            if tb.innermost().exception.as_ref().is_some_and(is_synchronous) {
-                if let Some((frame_op, frame_cause)) = bad_value_op_in_frames(kb, tb) {
-                    if site_reaches(site.site, &frame_op) {
-                        op = Some(frame_op);
-                        cause_id = frame_cause;
-                    }
-                }
-            }
+        if (root.strength == Strength::StickyAssert && draft.cause_id != "cascade") || root.tolerant {
+            draft.confidence = Confidence::Medium;
         }
-    } else if !root.text.is_empty() {
-        evidence.push(Evidence {
-            kind: evidence_kind(root).into(),
-            text: root.text.clone(),
-            source_line: Some(root.at.1),
-        });
+        return;
+    };
+    draft.evidence.push(Evidence {
+        kind: if group.from_dsa_report { "dsa-report".into() } else { "assert".into() },
+        text: if group.count > 1 {
+            format!("{} (printed by {} GPU threads)", root.text, group.count)
+        } else {
+            root.text.clone()
+        },
+        source_line: Some(group.first_log_line),
+    });
+    let a = &group.assertion;
+    let Some(site) = kb.match_assert(&a.file, &a.kernel, &a.condition, a.message.as_deref()) else { return };
+    if !site.confirmed {
+        draft.confidence = Confidence::Medium;
     }
-    if root.strength == Strength::StickyAssert && cause_id != "cascade" {
-        confidence = Confidence::Medium;
-    }
-
-    // Location: the user's frame of the traceback, with whether it is only where an
-    // asynchronous error surfaced.
-    let mut location = None;
-    let mut origin = Vec::new();
-    if let Some((_, tb)) = surfaced {
-        if let Some(frame) = frames::user_frame(tb) {
-            location = Some(location_of(frame));
-            let asynchronous = tb.innermost().exception.as_ref().is_some_and(|e| !is_synchronous(e));
-            let surfaced_only = asynchronous
-                && matches!(root.strength, Strength::Assertion | Strength::StickyAssert | Strength::Cascade);
-            if surfaced_only {
-                let what =
-                    op.as_deref().map_or("the kernel that asserted".to_string(), |o| format!("the {o} call"));
-                notes.push(format!(
-                    "CUDA reports errors asynchronously: {}:{} is where the error surfaced, not where it happened. Look at {} that runs before this line.",
-                    frame.file,
-                    frame.line.map_or("?".into(), |l| l.to_string()),
-                    what
-                ));
-                evidence.push(Evidence {
-                    kind: "surfaced".into(),
-                    text: format!(
-                        "{}:{}{}",
-                        frame.file,
-                        frame.line.map_or("?".into(), |l| l.to_string()),
-                        frame.code.as_deref().map_or(String::new(), |c| format!(": {c}"))
-                    ),
-                    source_line: Some(frame.log_line),
-                });
-                origin.extend(origin::call_before(kb, &frame.file, frame.line, op.as_deref(), &cause_id));
+    // A synchronous traceback (CUDA_LAUNCH_BLOCKING=1) shows which op it was, if that op
+    // can reach the kernel that asserted (PyTorch before 1.8 printed no asynchronous
+    // warning at all, so a traceback without one may still be a later call).
+    let Some(tb) = surfaced else { return };
+    if tb.innermost().exception.as_ref().is_some_and(is_synchronous) {
+        if let Some((frame_op, frame_cause)) = bad_value_op_in_frames(kb, tb) {
+            if site_reaches(site.site, &frame_op) {
+                draft.op = Some(frame_op);
+                draft.cause_id = frame_cause;
             }
         }
     }
+}
 
-    // What the rest of the log says: sizes the script printed, divergence before the error.
-    let scan = &scans[si];
+/// The user's frame of the traceback, noting when it is only where an asynchronous error
+/// surfaced.
+fn locate(kb: &KnowledgeBase, root: &Failure<'_>, tb: &Traceback, draft: &mut Draft) -> Option<Location> {
+    if let Some(stated) = &root.stated_location {
+        return Some(stated.clone());
+    }
+    let frame = frames::user_frame(tb)?;
+    let location = location_of(frame);
+    let asynchronous = tb.innermost().exception.as_ref().is_some_and(|e| !is_synchronous(e));
+    let surfaced_only = asynchronous
+        && matches!(root.strength, Strength::Assertion | Strength::StickyAssert | Strength::Cascade);
+    if surfaced_only {
+        let at = format!("{}:{}", frame.file, frame.line.map_or("?".into(), |l| l.to_string()));
+        let what =
+            draft.op.as_deref().map_or("the kernel that asserted".to_string(), |o| format!("the {o} call"));
+        draft.notes.push(format!(
+            "CUDA reports errors asynchronously: {at} is where the error surfaced, not where it happened. Look at {what} that runs before this line."
+        ));
+        draft.evidence.push(Evidence {
+            kind: "surfaced".into(),
+            text: format!("{at}{}", frame.code.as_deref().map_or(String::new(), |c| format!(": {c}"))),
+            source_line: Some(frame.log_line),
+        });
+        let before = origin::call_before(kb, &frame.file, frame.line, draft.op.as_deref(), &draft.cause_id);
+        draft.origin.extend(before);
+    }
+    Some(location)
+}
+
+/// What the rest of the log says: divergence before the error, and sizes the script
+/// printed (reported under their own names, as stated evidence, never as the error's).
+fn read_rest_of_log(scans: &[LogScan], key: StreamKey, root: &Failure<'_>, draft: &mut Draft) {
     let stream_rank = key.rank();
     let before = root.at.1;
     let divergence = scans.iter().flat_map(|s| s.divergence.iter()).find(|d| {
         (d.rank == stream_rank || d.rank.is_none()) && (d.log_line <= before || root.assertion.is_some())
     });
     if let Some(d) = divergence {
-        let range_check = matches!(cause_id.as_str(), "bce-input-range")
+        let range_check = draft.cause_id == "bce-input-range"
             && root.hint.as_deref().is_none_or(|h| !h.contains("target"))
             && !root.text.contains("elements of target");
         if range_check {
-            cause_id = "nan-inf".into();
-            values.insert("metric".into(), d.metric.clone().into());
-            values.insert("metric_value".into(), d.value.clone().into());
-            values.insert("metric_line".into(), d.log_line.into());
+            draft.cause_id = "nan-inf".into();
+            draft.values.insert("metric".into(), d.metric.clone().into());
+            draft.values.insert("metric_value".into(), d.value.clone().into());
+            draft.values.insert("metric_line".into(), d.log_line.into());
         }
-        if matches!(cause_id.as_str(), "nan-inf" | "invalid-probabilities" | "bce-input-range") {
-            evidence.push(Evidence {
+        if matches!(draft.cause_id.as_str(), "nan-inf" | "invalid-probabilities" | "bce-input-range") {
+            draft.evidence.push(Evidence {
                 kind: "divergence".into(),
                 text: d.text.clone(),
                 source_line: Some(d.log_line),
             });
         }
     }
-    values::from_stated_sizes(&cause_id, scan, before, &mut values, &mut evidence);
+    values::from_stated_sizes(
+        &draft.cause_id,
+        &scans[root.at.0],
+        before,
+        &mut draft.values,
+        &mut draft.evidence,
+    );
+}
 
+/// A bounds check in code that torch.compile generated (Inductor's C++ or Triton kernels):
+/// which family of op it guards, from the kernel's name or from a table size the log
+/// states to be exactly the bound.
+fn compiled_code(scan: &LogScan, root: &Failure<'_>, draft: &mut Draft) {
+    let generated = root.text.contains("index out of bounds: 0 <= tmp")
+        || root.assertion.is_some_and(|g| g.assertion.condition.starts_with("index out of bounds: 0 <= tmp"));
+    if !generated {
+        return;
+    }
+    let text = root.assertion.map_or(root.text.as_str(), |g| g.assertion.kernel.as_str());
+    let kernel_says_embedding = root.text.contains("embedding") || text.contains("embedding");
+    let bound = draft.values.get("bound").and_then(|b| {
+        b.as_str().map(|s| s.trim_end_matches('L').to_string()).or_else(|| b.as_i64().map(|n| n.to_string()))
+    });
+    let table_of_that_size = bound.as_deref().is_some_and(|b| {
+        scan.sizes.iter().any(|s| {
+            matches!(s.key, "vocab_size" | "num_embeddings" | "max_position_embeddings")
+                && s.value.to_string() == b
+        })
+    });
+    let embedding = kernel_says_embedding
+        || table_of_that_size
+        || draft.op.as_deref() == Some("embedding") && root.assertion.is_some();
+    let (cause, family) = if embedding {
+        ("embedding-index-out-of-range", "embedding")
+    } else {
+        ("index-out-of-bounds", "index")
+    };
+    draft.cause_id = cause.into();
+    draft.op = Some(family.into());
+    if let Some(b) = &bound {
+        if let Ok(n) = b.parse::<i64>() {
+            draft.values.insert("bound".into(), n.into());
+        }
+    }
+    draft.values.insert("compiled".into(), "torch.compile (Inductor)".into());
+    draft.title = Some(format!(
+        "index out of range in code generated by torch.compile ({}{})",
+        if embedding { "an embedding lookup" } else { "an indexing op" },
+        bound.map_or(String::new(), |b| format!(", bound {b}"))
+    ));
+}
+
+/// The diagnosis in words: title, explanation (most specific first) and fix.
+fn write_up(
+    kb: &'static KnowledgeBase,
+    root: &Failure<'_>,
+    draft: Draft,
+    location: Option<Location>,
+    rank: Option<u32>,
+) -> Diagnosis {
+    let Draft { cause_id, op, values, evidence, notes, confidence, title, hint, origin } = draft;
     let cause = kb.expect_cause(&cause_id);
-    // Most specific first: where to look, what this site means, then the cause in general.
     let mut paragraphs: Vec<&str> = notes.iter().map(String::as_str).collect();
-    paragraphs.extend(root.hint.as_deref());
+    paragraphs.extend(hint.as_deref());
     paragraphs.push(&cause.explanation);
     let explanation = paragraphs.join("\n\n");
     let mut fix = cause.fix.clone();
@@ -630,7 +768,7 @@ fn build_diagnosis(
             root.text, cause.fix
         );
     }
-    let title = root.title.clone().unwrap_or_else(|| match (cause_id.as_str(), &op) {
+    let title = title.unwrap_or_else(|| match (cause_id.as_str(), &op) {
         ("none", _) => format!("{}: {}", cause.title, root.text),
         ("distributed-peer-failure", Some(op)) => format!("{} (blocked in {op})", cause.title),
         ("cascade", Some(op)) => format!("{} (it surfaced in {op})", cause.title),
@@ -643,7 +781,7 @@ fn build_diagnosis(
         confidence,
         op,
         location,
-        rank: stream_rank,
+        rank,
         evidence,
         values,
         explanation,
@@ -655,6 +793,7 @@ fn build_diagnosis(
 
 fn evidence_kind(f: &Failure<'_>) -> &'static str {
     match f.strength {
+        Strength::Guard => "guard",
         Strength::Peer => "peer",
         Strength::Cascade => "follow-on",
         _ if f.traceback.is_some() => "exception",

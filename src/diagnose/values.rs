@@ -45,25 +45,19 @@ pub fn from_stated_sizes(
             source_line: Some(stated.log_line),
         });
     }
-    // The number of classes bounds a class target.
-    if cause == "target-out-of-range" && !values.contains_key("bound") {
-        if let Some(n) = values.get("num_classes").or_else(|| values.get("num_labels")).cloned() {
-            values.insert("bound".into(), n);
-        }
-    }
-    if cause == "embedding-index-out-of-range" && !values.contains_key("bound") {
-        if let Some(n) = values.get("num_embeddings").or_else(|| values.get("vocab_size")).cloned() {
-            values.insert("bound".into(), n);
-        }
-    }
 }
 
 /// Hints from kb/hints.toml whose pattern the values show, rendered with the values
 /// their placeholders name.
 pub fn hints(kb: &KnowledgeBase, cause: &str, values: &Map<String, Value>) -> Vec<String> {
     let int = |k: &str| values.get(k).and_then(Value::as_i64);
+    // Without a bound in the error itself, a size the script stated (reported as stated
+    // evidence) still tells which mistake it is.
+    let stated_bound = |keys: &[&str]| keys.iter().find_map(|k| int(k));
+    let class_bound = int("bound").or_else(|| stated_bound(&["num_classes", "num_labels"]));
+    let table_bound = int("bound").or_else(|| stated_bound(&["num_embeddings", "vocab_size"]));
     let chosen: Option<(&str, Value)> = match cause {
-        "target-out-of-range" => match (int("value"), int("bound")) {
+        "target-out-of-range" => match (int("value"), class_bound) {
             (Some(255), _) => Some(("void-label-255", json!({}))),
             (Some(v), Some(b)) if v == b => {
                 Some(("one-based-labels", json!({"max": v, "last": v - 1, "needed": v + 1})))
@@ -74,7 +68,7 @@ pub fn hints(kb: &KnowledgeBase, cause: &str, values: &Map<String, Value>) -> Ve
             (Some(v), _) if v < 0 && v != -100 => Some(("padding-label", json!({ "value": v }))),
             _ => None,
         },
-        "embedding-index-out-of-range" => match (int("value"), int("bound")) {
+        "embedding-index-out-of-range" => match (int("value"), table_bound) {
             (Some(v), Some(b)) => Some(("tokens-added-without-resize", json!({"value": v, "bound": b}))),
             _ => None,
         },

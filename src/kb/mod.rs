@@ -3,6 +3,7 @@
 //! The Python package ships the same files.
 
 mod matcher;
+mod tolerant;
 
 pub use matcher::{basename, kernel_name, AssertMatch, MessageMatch};
 
@@ -182,6 +183,8 @@ pub struct KnowledgeBase {
     pub hints: Vec<Hint>,
     cause_index: HashMap<String, usize>,
     matchers: matcher::Matchers,
+    tolerant_messages: tolerant::Examples,
+    tolerant_followons: tolerant::Examples,
 }
 
 impl KnowledgeBase {
@@ -251,7 +254,23 @@ impl KnowledgeBase {
             check_cause("hints.toml", &h.id, &h.cause)?;
         }
         let matchers = matcher::Matchers::build(&asserts, &messages, &followons, &ops)?;
-        Ok(KnowledgeBase { steps, causes, asserts, messages, followons, ops, hints, cause_index, matchers })
+        let tolerant_messages =
+            tolerant::Examples::new(messages.iter().map(|m| (m.literal.as_str(), m.example.as_str())));
+        let tolerant_followons =
+            tolerant::Examples::new(followons.iter().map(|f| (f.literal.as_str(), f.example.as_str())));
+        Ok(KnowledgeBase {
+            steps,
+            causes,
+            asserts,
+            messages,
+            followons,
+            ops,
+            hints,
+            cause_index,
+            matchers,
+            tolerant_messages,
+            tolerant_followons,
+        })
     }
 
     /// Compiles every regex of the knowledge base (they compile lazily in normal use).
@@ -298,6 +317,17 @@ impl KnowledgeBase {
 
     pub fn match_followon(&self, text: &str) -> Option<&FollowOn> {
         self.followons.iter().find(|f| text.contains(f.literal.as_str()))
+    }
+
+    /// The message a damaged text (cut off, glued, without its full stop) most likely
+    /// is, when no message matches it exactly. Weaker evidence: no values come with it.
+    pub fn match_message_tolerant(&self, text: &str) -> Option<&Message> {
+        self.tolerant_messages.find(text).map(|i| &self.messages[i])
+    }
+
+    /// The follow-on error a damaged text most likely is.
+    pub fn match_followon_tolerant(&self, text: &str) -> Option<&FollowOn> {
+        self.tolerant_followons.find(text).map(|i| &self.followons[i])
     }
 
     /// The op a frame is in, from a torch function name (when `is_torch`) or a code line.

@@ -6,12 +6,15 @@
 pub mod assertion;
 pub mod chatter;
 pub mod line;
+pub mod paste;
 pub mod reader;
 pub mod traceback;
+pub mod wrap;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use assertion::{AssertionLine, DsaReport};
 use chatter::StatedSize;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Read;
 use std::sync::OnceLock;
@@ -23,13 +26,19 @@ pub const TRIGGERS: &[&str] = &[
     "Assertion",
     "assertion",
     "Traceback",
-    "File \"",
+    "File ",
+    "Cell In",
+    "ipython-input",
+    "&quot;",
+    "\u{201c}",
     "(most recent call first)",
     "Error",
     "error",
     "Exception",
     "exception",
     "terminate called",
+    "what():",
+    "index out of bounds",
     "Watchdog",
     "Fatal Python",
     "by peer",
@@ -135,6 +144,9 @@ pub fn scan<R: Read>(input: R, source: &str, rank: Option<u32>) -> std::io::Resu
         let Some(line) = line else { break };
         let number = line.number;
         let text = String::from_utf8_lossy(line.bytes);
+        // NUL padding (a node died while writing) is not part of any line.
+        let text =
+            if memchr::memchr(0, line.bytes).is_some() { Cow::Owned(text.replace('\0', "")) } else { text };
         // Progress bars repaint with `\r`; every repaint is a line of its own.
         for segment in text.split('\r') {
             state.feed(segment, number);
@@ -153,6 +165,9 @@ struct ScanState {
     scan: LogScan,
     default_rank: Option<u32>,
     builders: HashMap<Option<u32>, Builder>,
+    /// A line that a terminal or forum may have wrapped, held until the next line shows
+    /// whether it continues: (rank, text, log line).
+    held: Option<(Option<u32>, String, u64)>,
     /// Rank -> log line of the last "During handling…" / "The above exception…" marker.
     chain_markers: HashMap<Option<u32>, u64>,
     dsa: DsaReport,
@@ -166,6 +181,7 @@ impl ScanState {
             scan: LogScan { source: source.to_string(), ..LogScan::default() },
             default_rank,
             builders: HashMap::new(),
+            held: None,
             chain_markers: HashMap::new(),
             dsa: DsaReport::default(),
             dsa_rank: None,
@@ -174,14 +190,32 @@ impl ScanState {
     }
 
     fn needs_every_line(&self) -> bool {
-        !self.builders.is_empty() || self.dsa.current.is_some() || !self.chain_markers.is_empty()
+        !self.builders.is_empty()
+            || self.dsa.current.is_some()
+            || !self.chain_markers.is_empty()
+            || self.held.is_some()
     }
 
     fn feed(&mut self, raw: &str, number: u64) {
         let clean = line::strip_ansi(raw);
         let prefixed = line::strip_rank_prefix(&clean);
         let rank = prefixed.rank.or(self.default_rank);
-        let text = prefixed.text;
+        let text = paste::repair(prefixed.text);
+        let mut text: Cow<'_, str> = text;
+        if let Some((held_rank, held, held_number)) = self.held.take() {
+            match wrap::rejoin(&held, &text).filter(|_| held_rank == rank) {
+                Some(joined) => text = Cow::Owned(joined),
+                None => self.parse(held_rank, &held, held_number),
+            }
+        }
+        if wrap::may_continue(&text) {
+            self.held = Some((rank, text.into_owned(), number));
+            return;
+        }
+        self.parse(rank, &text, number);
+    }
+
+    fn parse(&mut self, rank: Option<u32>, text: &str, number: u64) {
         if let Some(builder) = self.builders.get_mut(&rank) {
             match builder.feed(text, number) {
                 Fed::Consumed => return,
@@ -239,6 +273,12 @@ impl ScanState {
         }
         if let Some(frame) = traceback::python_frame(text, number) {
             self.builders.insert(rank, Builder::from_frame(frame));
+            return;
+        }
+        if traceback::ipython_frame_start(text) {
+            let mut builder = Builder::new(Style::IPython, number);
+            let _ = builder.feed(text, number);
+            self.builders.insert(rank, builder);
             return;
         }
         self.note_error(rank, trimmed, number);
@@ -332,6 +372,9 @@ impl ScanState {
     }
 
     fn finish(mut self) -> LogScan {
+        if let Some((rank, held, number)) = self.held.take() {
+            self.parse(rank, &held, number);
+        }
         if let Some(a) = self.dsa.take() {
             let n = self.scan.lines;
             self.push_assertion(self.dsa_rank, a, n, true);

@@ -94,6 +94,16 @@ impl Traceback {
         }
     }
 
+    /// Whether an indented line is this traceback's exception: a known exception type with
+    /// a message, after at least one frame.
+    fn exception_type_known(&self, trimmed: &str) -> bool {
+        !self.frames.is_empty()
+            && patterns()
+                .exception_line
+                .captures(trimmed)
+                .is_some_and(|c| c.name("msg").is_some() && looks_like_exception_type(&c["type"]))
+    }
+
     fn push_frame(&mut self, frame: Frame) {
         if self.frames.len() >= KEEP_OUTER_FRAMES + KEEP_INNER_FRAMES {
             self.frames.remove(KEEP_OUTER_FRAMES);
@@ -119,12 +129,15 @@ fn patterns() -> &'static Patterns {
     P.get_or_init(|| Patterns {
         python_frame: Regex::new(r#"^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:,? in (?P<func>.+))?$"#)
             .unwrap(),
-        ipython8_cell: Regex::new(r"^Cell (?P<file>In ?\[\d*\]), line (?P<line>\d+)(?:, in (?P<func>.+))?$")
+        ipython8_cell: Regex::new(
+            r"^\s*Cell (?P<file>In ?\[\d*\]), line (?P<line>\d+)(?:, in (?P<func>.+))?$",
+        )
+        .unwrap(),
+        ipython8_file: Regex::new(r"^\s*File (?P<file>[^\s\x22].*?):(?P<line>\d+)(?:, in (?P<func>.+))?$")
             .unwrap(),
-        ipython8_file: Regex::new(r"^File (?P<file>\S.*?):(?P<line>\d+)(?:, in (?P<func>.+))?$").unwrap(),
         ipython7_frame: Regex::new(r"^(?P<file>\S+) in (?P<func>\S.*)$").unwrap(),
         ipython_arrow: Regex::new(r"^-*> ?(?P<line>\d+)(?: (?P<code>.*))?$").unwrap(),
-        ipython_context: Regex::new(r"^\s+\d+(?:\s|$)").unwrap(),
+        ipython_context: Regex::new(r"^\s*\d+(?:\s|$)").unwrap(),
         exception_line: Regex::new(r"^(?P<type>[A-Za-z_][\w.]*(?:\[[\w., ]*\])?)(?::(?: (?P<msg>.*))?)?$")
             .unwrap(),
         log_record: Regex::new(
@@ -171,6 +184,29 @@ pub fn python_frame(text: &str, log_line: u64) -> Option<Frame> {
     })
 }
 
+/// An IPython 7 / Colab frame header: `<ipython-input-3-…> in f()`, `/path/x.py in f(a, b)`,
+/// Databricks' `<command-123> in <module>`.
+pub fn ipython7_frame(trimmed: &str) -> Option<(&str, regex::Match<'_>)> {
+    let c = patterns().ipython7_frame.captures(trimmed)?;
+    let file = c.name("file")?.as_str();
+    let notebook_file = file.ends_with(".py")
+        || (file.starts_with("<ipython-input-") && file.ends_with('>'))
+        || (file.starts_with("<command-") && file.ends_with('>'));
+    if !notebook_file {
+        return None;
+    }
+    Some((file, c.name("func")?))
+}
+
+/// Whether a line starts a notebook traceback that lost its header.
+pub fn ipython_frame_start(text: &str) -> bool {
+    let p = patterns();
+    let trimmed = text.trim();
+    p.ipython8_cell.is_match(text)
+        || (p.ipython8_file.is_match(text) && !trimmed.starts_with("File \""))
+        || ipython7_frame(trimmed).is_some_and(|(_, func)| func.as_str().contains('('))
+}
+
 /// Whether a line is an exception line (`Name: message`) of a known shape.
 pub fn is_exception_line(text: &str) -> bool {
     let Some(c) = patterns().exception_line.captures(text) else { return false };
@@ -211,11 +247,20 @@ pub struct Builder {
     nested: Option<Box<Builder>>,
     /// Lines in a row that were neither frames nor code, while expecting frames.
     strays: usize,
+    /// The first unindented line that was not an exception line: the exception when the
+    /// traceback ends without one.
+    tentative: Option<ExceptionText>,
 }
 
 impl Builder {
     pub fn new(style: Style, log_line: u64) -> Builder {
-        Builder { tb: Traceback::new(style, log_line), phase: Phase::Frames, nested: None, strays: 0 }
+        Builder {
+            tb: Traceback::new(style, log_line),
+            phase: Phase::Frames,
+            nested: None,
+            strays: 0,
+            tentative: None,
+        }
     }
 
     pub fn chained(mut self, chained: bool) -> Builder {
@@ -271,6 +316,9 @@ impl Builder {
 
     fn take(&mut self) -> Traceback {
         let mut tb = std::mem::replace(&mut self.tb, Traceback::new(Style::Python, 0));
+        if tb.exception.is_none() {
+            tb.exception = self.tentative.take();
+        }
         if tb.style == Style::Faulthandler {
             tb.frames.reverse();
         }
@@ -281,17 +329,21 @@ impl Builder {
         let p = patterns();
         let trimmed = text.trim();
         if trimmed.is_empty() {
-            return if self.tb.style == Style::Faulthandler && !self.tb.frames.is_empty() {
-                Fed::EndedWith(self.take())
-            } else {
-                Fed::Consumed
+            // Only IPython separates frames with blank lines; elsewhere a blank line after a
+            // line that stood in for the exception ends the traceback.
+            let ended = match self.tb.style {
+                Style::Faulthandler => !self.tb.frames.is_empty(),
+                Style::Python => self.tentative.is_some(),
+                Style::IPython => false,
             };
+            return if ended { Fed::EndedWith(self.take()) } else { Fed::Consumed };
         }
         if header_style(text).is_some() || faulthandler_header(text).is_some() || text.contains("Assertion `")
         {
             return Fed::EndedBefore(self.take());
         }
         if let Some(frame) = python_frame(text, log_line) {
+            self.tentative = None;
             self.strays = 0;
             self.tb.push_frame(frame);
             return Fed::Consumed;
@@ -302,26 +354,22 @@ impl Builder {
         if is_marker_line(trimmed) {
             return Fed::Consumed;
         }
+        // Notebook frames, also in a paste that lost the IPython header.
+        if let Some(c) = p.ipython8_cell.captures(text) {
+            self.push_ipython_frame(
+                format!("Cell {}", &c["file"]),
+                c["line"].parse().ok(),
+                c.name("func"),
+                log_line,
+            );
+            return Fed::Consumed;
+        }
+        if let Some(c) = p.ipython8_file.captures(text) {
+            self.push_ipython_frame(c["file"].to_string(), c["line"].parse().ok(), c.name("func"), log_line);
+            return Fed::Consumed;
+        }
         if self.tb.style == Style::IPython {
-            if let Some(c) = p.ipython8_cell.captures(text) {
-                self.push_ipython_frame(
-                    format!("Cell {}", &c["file"]),
-                    c["line"].parse().ok(),
-                    c.name("func"),
-                    log_line,
-                );
-                return Fed::Consumed;
-            }
-            if let Some(c) = p.ipython8_file.captures(text) {
-                self.push_ipython_frame(
-                    c["file"].to_string(),
-                    c["line"].parse().ok(),
-                    c.name("func"),
-                    log_line,
-                );
-                return Fed::Consumed;
-            }
-            if let Some(c) = p.ipython_arrow.captures(text) {
+            if let Some(c) = p.ipython_arrow.captures(trimmed) {
                 if let Some(frame) = self.tb.frames.last_mut() {
                     if frame.code.is_none() {
                         frame.code =
@@ -336,30 +384,39 @@ impl Builder {
             if p.ipython_context.is_match(text) {
                 return Fed::Consumed;
             }
-            if !text.starts_with(' ') && !is_exception_line(text) {
-                if let Some(c) = p.ipython7_frame.captures(text) {
-                    self.push_ipython_frame(c["file"].to_string(), None, c.name("func"), log_line);
+            if let Some((file, func)) = ipython7_frame(trimmed) {
+                if !is_exception_line(trimmed) {
+                    self.push_ipython_frame(file.to_string(), None, Some(func), log_line);
                     return Fed::Consumed;
                 }
             }
         }
-        if text.starts_with(' ') || text.starts_with('\t') {
-            // The code line under a frame.
-            if let Some(frame) = self.tb.frames.last_mut() {
-                if frame.code.is_none() && frame.log_line + 1 == log_line {
-                    frame.code = Some(clip(trimmed).to_string());
-                    return Fed::Consumed;
-                }
-            }
-            self.strays += 1;
-            if self.strays > 40 {
-                return Fed::EndedBefore(self.take());
-            }
+        let indented = text.starts_with(' ') || text.starts_with('\t');
+        let exception_like = is_exception_line(trimmed) && !trimmed.contains(" = ");
+        let code_slot_open =
+            self.tb.frames.last().is_some_and(|f| f.code.is_none() && f.log_line + 1 == log_line);
+        if code_slot_open && (indented || !exception_like) {
+            // The code line under a frame (also when a paste lost its indentation).
+            let frame = self.tb.frames.last_mut().expect("checked above");
+            frame.code = Some(clip(trimmed).to_string());
             return Fed::Consumed;
         }
-        // The first unindented line that is not a frame is the exception.
-        self.tb.exception = Some(parse_exception(text, log_line));
-        self.phase = Phase::Message { lines: 0, blank_pending: false };
+        if exception_like && (!indented || self.tb.exception_type_known(trimmed)) {
+            // The exception line, also when a logger or a paste indented it.
+            self.tb.exception = Some(parse_exception(trimmed, log_line));
+            self.phase = Phase::Message { lines: 0, blank_pending: false };
+            return Fed::Consumed;
+        }
+        if !indented && self.tentative.is_none() {
+            // An unindented line that is neither a frame nor an exception: most likely code
+            // that lost its indentation or the rest of a wrapped line, but kept as the
+            // exception in case the traceback ends without a proper one.
+            self.tentative = Some(parse_exception(text, log_line));
+        }
+        self.strays += 1;
+        if self.strays > 40 {
+            return Fed::EndedBefore(self.take());
+        }
         Fed::Consumed
     }
 
