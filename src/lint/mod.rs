@@ -9,6 +9,7 @@
 //! SARIF.
 
 pub mod flow;
+pub mod imports;
 mod losses;
 pub mod noqa;
 pub mod output;
@@ -175,6 +176,16 @@ impl Checker<'_> {
 
 /// Lints one file's text. `path` is only used to label the findings.
 pub fn lint_source(path: &str, text: &str, selection: &Selection) -> Vec<Finding> {
+    lint_source_with(path, text, selection, &imports::NoImports)
+}
+
+/// Lints one file's text, following its imports of local modules through `imports`.
+pub fn lint_source_with(
+    path: &str,
+    text: &str,
+    selection: &Selection,
+    imports: &dyn imports::Resolver,
+) -> Vec<Finding> {
     let parsed = source::SourceFile::parse(text);
     let mut findings: Vec<Finding> = parsed
         .syntax_errors()
@@ -185,14 +196,11 @@ pub fn lint_source(path: &str, text: &str, selection: &Selection) -> Vec<Finding
     let active: Vec<&rules::Rule> = rules::ALL.iter().filter(|r| selection.selects(r.doc.code)).collect();
     let sem = semantic::Semantic::build(parsed.suite());
     let nested_too_deep = sem.truncated;
-    if !active.is_empty() {
-        let checker = Checker {
-            sem: &sem,
-            flow: flow::Flow::new(&sem),
-            source: text,
-            losses: losses::loss_calls(&sem),
-            diagnostics: RefCell::new(Vec::new()),
-        };
+    if !active.is_empty() && !other_framework(&sem) {
+        let flow = flow::Flow::new(&sem, imports);
+        let losses = losses::loss_calls(&flow);
+        let checker =
+            Checker { sem: &sem, flow, source: text, losses, diagnostics: RefCell::new(Vec::new()) };
         for rule in &active {
             (rule.check)(&checker);
         }
@@ -222,6 +230,20 @@ pub fn lint_source(path: &str, text: &str, selection: &Selection) -> Vec<Finding
     findings
 }
 
+/// Whether the module is JAX, Flax, TensorFlow/Keras, MLX or Paddle code and not PyTorch:
+/// those frameworks clamp or raise where CUDA kernels assert, and their APIs share names
+/// with PyTorch's (`one_hot`, `add_tokens`, `from_pretrained`).
+fn other_framework(sem: &semantic::Semantic) -> bool {
+    let roots = || sem.imports.values().map(|i| i.root());
+    let other = roots().any(|r| {
+        matches!(
+            r,
+            "jax" | "flax" | "tensorflow" | "keras" | "tf_keras" | "mlx" | "paddle" | "optax" | "haiku"
+        )
+    });
+    other && !roots().any(|r| r == "torch")
+}
+
 /// Locates a finding's evidence, leaving out steps on the primary span itself and repeats.
 fn locate_evidence(
     parsed: &source::SourceFile,
@@ -239,7 +261,8 @@ fn locate_evidence(
                 related
             }
         };
-        let same = |r: &Related| r.path == related.path && r.line == related.line && r.column == related.column;
+        let same =
+            |r: &Related| r.path == related.path && r.line == related.line && r.column == related.column;
         if !out.iter().any(same) {
             out.push(related);
         }

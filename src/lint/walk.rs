@@ -2,7 +2,8 @@
 //! (as ripgrep does), honouring `.gitignore`, `.ignore` and hidden files; each file is linted
 //! on the thread that found it.
 
-use super::{lint_source, Finding, Selection};
+use super::imports::{FileImports, ImportCache};
+use super::{lint_source_with, Finding, Selection};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -25,6 +26,7 @@ pub struct Outcome {
 /// Lints every Python file under `paths` (a file named directly is linted whatever its extension).
 pub fn lint_paths(paths: &[PathBuf], selection: &Selection, threads: usize) -> Outcome {
     let outcome = Mutex::new(Outcome::default());
+    let cache = ImportCache::default();
     let mut roots = Vec::new();
     for path in paths {
         match std::fs::metadata(path) {
@@ -44,6 +46,7 @@ pub fn lint_paths(paths: &[PathBuf], selection: &Selection, threads: usize) -> O
         builder.require_git(false).threads(threads);
         builder.build_parallel().run(|| {
             let outcome = &outcome;
+            let cache = &cache;
             Box::new(move |entry| {
                 match entry {
                     Ok(entry) => {
@@ -52,7 +55,7 @@ pub fn lint_paths(paths: &[PathBuf], selection: &Selection, threads: usize) -> O
                             entry.file_type().is_some_and(|t| t.is_file() || (named && !t.is_dir()));
                         let is_python = entry.path().extension().is_some_and(|e| e == "py");
                         if is_file && (named || is_python) {
-                            let result = lint_file(entry.path(), selection);
+                            let result = lint_file(entry.path(), selection, cache);
                             let mut outcome = outcome.lock().unwrap();
                             match result {
                                 Ok((findings, lines)) => {
@@ -93,10 +96,15 @@ pub fn lint_paths(paths: &[PathBuf], selection: &Selection, threads: usize) -> O
 pub const MAX_FILE_BYTES: u64 = 32 << 20;
 
 /// Lints one file: its findings and line count, or why it could not be read.
-pub fn lint_file(path: &Path, selection: &Selection) -> Result<(Vec<Finding>, usize), Unreadable> {
+pub fn lint_file(
+    path: &Path,
+    selection: &Selection,
+    cache: &ImportCache,
+) -> Result<(Vec<Finding>, usize), Unreadable> {
     let text = read_source(path)?;
     let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
-    Ok((lint_source(&display(path), &text, selection), lines))
+    let imports = FileImports { file: path, cache };
+    Ok((lint_source_with(&display(path), &text, selection, &imports), lines))
 }
 
 /// Reads a regular file of at most [`MAX_FILE_BYTES`] as UTF-8 text. Devices, FIFOs and

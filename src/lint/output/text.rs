@@ -72,7 +72,12 @@ fn write_finding(out: &mut dyn Write, f: &Finding, p: &Palette) -> io::Result<()
         }
     }
     here.sort_by_key(|s| (s.line, s.label.is_some(), s.column));
-    let width = here.iter().chain(elsewhere.iter().map(|(_, s)| s)).map(|s| s.line.to_string().len()).max().unwrap_or(1);
+    let width = here
+        .iter()
+        .chain(elsewhere.iter().map(|(_, s)| s))
+        .map(|s| s.line.to_string().len())
+        .max()
+        .unwrap_or(1);
     let pad = " ".repeat(width);
     writeln!(out, "{pad} {}|{}", p.gutter, p.reset)?;
     let mut previous: Option<usize> = None;
