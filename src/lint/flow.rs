@@ -253,15 +253,23 @@ impl<'a> Flow<'a> {
     /// The expression a name or `self.attr` was last assigned, with its scope; other
     /// expressions are returned as they are.
     pub fn origin(&self, expr: &'a Expr, scope: ScopeId) -> (&'a Expr, ScopeId) {
+        self.fuel.set(FUEL);
+        self.origin_at(expr, scope, 0)
+    }
+
+    fn origin_at(&self, expr: &'a Expr, scope: ScopeId, depth: u32) -> (&'a Expr, ScopeId) {
         let mut current = (expr, scope);
         for _ in 0..MAX_DEPTH {
+            if !self.burn(depth) {
+                break;
+            }
             let next = match current.0 {
                 Expr::Name(name) => match self.sem.lookup(current.1, name.id.as_str(), name.range.start()) {
                     Some((s, binding)) => match &binding.value {
                         Bound::Value(value) => Some((*value, s)),
                         // A parameter: what the module's first call passes, or the default.
                         Bound::Param { scope: fn_scope, index, name, default } => self
-                            .arguments_for(*fn_scope, *index, name)
+                            .arguments_at(*fn_scope, *index, name, depth + 1)
                             .first()
                             .copied()
                             .or(default.map(|d| (d, *fn_scope))),
@@ -272,7 +280,7 @@ impl<'a> Flow<'a> {
                 Expr::Attribute(attr) => match self.self_attr(attr, current.1) {
                     Some((s, Bound::Value(value))) => Some((value, s)),
                     Some(_) => None,
-                    None => self.config_value(attr, current.1),
+                    None => self.config_value_at(attr, current.1, depth + 1),
                 },
                 _ => None,
             };
@@ -306,6 +314,23 @@ impl<'a> Flow<'a> {
     /// another function), `self.method(…)` in its class, `obj.method(…)` on an instance of
     /// it, and `Class(…)` for `__init__`.
     pub fn arguments_for(&self, fn_scope: ScopeId, index: usize, name: &str) -> Vec<(&'a Expr, ScopeId)> {
+        self.fuel.set(FUEL);
+        self.arguments_at(fn_scope, index, name, 0)
+    }
+
+    /// [`Self::arguments_for`] inside a question already `depth` steps deep: resolving a
+    /// receiver may need the arguments of another parameter, and so on, never deeper than
+    /// the question's own limit.
+    fn arguments_at(
+        &self,
+        fn_scope: ScopeId,
+        index: usize,
+        name: &str,
+        depth: u32,
+    ) -> Vec<(&'a Expr, ScopeId)> {
+        if !self.burn(depth) {
+            return Vec::new();
+        }
         let ScopeKind::Function { def, class } = self.sem.scopes[fn_scope].kind else { return Vec::new() };
         let fn_name = def.name.as_str();
         let mut found = Vec::new();
@@ -338,7 +363,7 @@ impl<'a> Flow<'a> {
             let Expr::Attribute(attr) = &*site.call.func else { continue };
             let receiver = match &*attr.value {
                 Expr::Name(n) if n.id.as_str() == "self" => self.sem.class_of(site.scope),
-                other => match self.instance_at(other, site.scope, MAX_DEPTH - 4) {
+                other => match self.instance_at(other, site.scope, depth + 1) {
                     Some(Instance::Local(c, _, _)) => Some(c),
                     _ => None,
                 },
@@ -366,7 +391,15 @@ impl<'a> Flow<'a> {
     /// (the `default=` of `add_argument`), or an instance of a local (data)class, made here
     /// or named by a parameter's annotation (the keyword given to its constructor, else the
     /// class attribute's default).
-    pub fn config_value(&self, attr: &'a ast::ExprAttribute, scope: ScopeId) -> Option<(&'a Expr, ScopeId)> {
+    fn config_value_at(
+        &self,
+        attr: &'a ast::ExprAttribute,
+        scope: ScopeId,
+        depth: u32,
+    ) -> Option<(&'a Expr, ScopeId)> {
+        if !self.burn(depth) {
+            return None;
+        }
         let field = attr.attr.as_str();
         if let Expr::Name(base) = &*attr.value {
             if base.id.as_str() == "self" {
@@ -389,7 +422,7 @@ impl<'a> Flow<'a> {
                 }
             }
         }
-        let (base, base_scope) = self.origin(&attr.value, scope);
+        let (base, base_scope) = self.origin_at(&attr.value, scope, depth + 1);
         let Expr::Call(call) = base else { return None };
         match &*call.func {
             Expr::Attribute(method) if matches!(method.attr.as_str(), "parse_args" | "parse_known_args") => {
@@ -423,7 +456,7 @@ impl<'a> Flow<'a> {
             Bound::Element(inner, index) => self.element_facts(inner, &[*index], scope, depth + 1),
             Bound::Item(_) | Bound::Unknown => Facts::NONE,
             Bound::Param { scope: fn_scope, index, name: param, default } => {
-                let sites = self.arguments_for(*fn_scope, *index, param);
+                let sites = self.arguments_at(*fn_scope, *index, param, depth + 1);
                 let mut facts = Facts::NONE;
                 for (arg, arg_scope) in &sites {
                     facts = facts | self.expr_facts(arg, *arg_scope, depth + 1);
@@ -506,7 +539,7 @@ impl<'a> Flow<'a> {
         if !self.burn(depth) {
             return Facts::NONE;
         }
-        let (iter, scope) = self.origin(iter, scope);
+        let (iter, scope) = self.origin_at(iter, scope, depth + 1);
         let Expr::Call(call) = iter else { return Facts::NONE };
         if let Expr::Name(func) = &*call.func {
             match func.id.as_str() {
@@ -612,7 +645,7 @@ impl<'a> Flow<'a> {
                 match &binding.value {
                     Bound::Value(value) => self.instance_at(value, s, depth + 1),
                     Bound::Param { scope: fn_scope, index, name, default } => {
-                        let sites = self.arguments_for(*fn_scope, *index, name);
+                        let sites = self.arguments_at(*fn_scope, *index, name, depth + 1);
                         let first = sites.first().copied().or(default.map(|d| (d, *fn_scope)))?;
                         self.instance_at(first.0, first.1, depth + 1)
                     }

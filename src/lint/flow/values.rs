@@ -230,7 +230,7 @@ impl<'a> Flow<'a> {
                 Some((tuple.elts.get(index)?, *ret_scope))
             }
             Bound::Item(iter) => {
-                let (iter, iter_scope) = self.origin(iter, scope);
+                let (iter, iter_scope) = self.origin_at(iter, scope, depth + 1);
                 let Expr::Call(call) = iter else { return None };
                 if self.sem.api(&call.func) != Some(("torch", "DataLoader")) {
                     return None;
