@@ -262,7 +262,8 @@ impl<'a> Flow<'a> {
                         _ => argument(call, "high", Some(1)),
                     }?;
                     let high = self.int_at(high, scope, depth + 1)?;
-                    Some(made(high - 1, format!("draws labels up to {} here", high - 1)))
+                    let top = high.checked_sub(1)?;
+                    Some(made(top, format!("draws labels up to {top} here")))
                 }
                 "zeros" | "zeros_like" => Some(made(0, "filled with 0 here".to_string())),
                 "full" | "full_like" => {

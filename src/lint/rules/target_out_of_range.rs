@@ -41,7 +41,8 @@ pub fn check(checker: &Checker) {
         };
         let Some((classes, classes_at)) = checker.flow.class_count(input, loss.scope) else { continue };
         let Some(max) = checker.flow.max_label(target, loss.scope, ignore) else { continue };
-        if max.value < classes || max.value == ignore {
+        // A head with no outputs is some other mistake; sizes near the integer limits are no labels.
+        if classes < 1 || classes == i64::MAX || max.value < classes || max.value == ignore {
             continue;
         }
         let mut evidence = max.evidence;
