@@ -181,3 +181,136 @@ fn directories_are_walked_honouring_gitignore() {
     let named = lint_in(dir.path(), &["build/model.py", "--format", "json"]);
     assert_eq!(named.status.code(), Some(1));
 }
+
+#[test]
+fn missing_path_is_an_error_without_a_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = lint_in(dir.path(), &["missing.py"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(stdout(&output), "", "no 'no problems found in 0 files' before the error");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.trim(), "error: cannot read missing.py: no such file or directory");
+}
+
+#[cfg(unix)]
+#[test]
+fn devices_are_refused_before_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    // `lint /dev/zero` used to read until memory ran out.
+    let output = lint_in(dir.path(), &["/dev/zero"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.trim(), "error: cannot read /dev/zero: not a regular file (a character device)");
+}
+
+#[test]
+fn files_over_the_size_limit_are_refused_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = std::fs::File::create(dir.path().join("huge.py")).unwrap();
+    // Sparse: 40 MiB of size, no 40 MiB written.
+    file.set_len(40 << 20).unwrap();
+    std::fs::write(dir.path().join("small.py"), "x = 1\n").unwrap();
+    let output = lint_in(dir.path(), &[".", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(2));
+    let value = json(&output);
+    assert_eq!(value["files"], 1, "the small file is still linted");
+    assert_eq!(value["unreadable"][0]["path"], "huge.py");
+    assert_eq!(
+        value["unreadable"][0]["message"],
+        "file too large (40.0 MiB; lint reads Python files up to 32 MiB)"
+    );
+}
+
+#[test]
+fn github_format_writes_workflow_annotations() {
+    let output = lint_in(&fixtures(), &["project/src/train.py", "--output-format", "github"]);
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout(&output);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(!lines.is_empty());
+    for line in &lines {
+        assert!(
+            line.starts_with("::error title=assertscope (AS1")
+                || line.starts_with("::warning title=assertscope (AS1"),
+            "{line}"
+        );
+        assert!(line.contains(",file=project/src/train.py,line="), "{line}");
+        // One finding per line: the message's own newlines are escaped.
+        assert!(line.contains("::project/src/train.py:"), "{line}");
+    }
+    let head = lines.iter().find(|l| l.contains("(AS104)")).expect("the AS104 finding");
+    assert!(head.contains(",line=15,col=34,"), "{head}");
+    assert!(head.contains("%0Ahelp: size the head from the constant"), "{head}");
+}
+
+#[test]
+fn exit_zero_keeps_findings_but_exits_zero_and_still_fails_on_unreadable_input() {
+    let output = lint_in(&fixtures(), &["project/src/train.py", "--exit-zero"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(stdout(&output).contains("AS104"));
+    let missing = lint_in(&fixtures(), &["project/src/train.py", "missing.py", "--exit-zero"]);
+    assert_eq!(missing.status.code(), Some(2));
+}
+
+#[test]
+fn findings_carry_their_evidence_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("model.py"),
+        "import torch.nn as nn\n\n\nclass Scorer(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.out = nn.Linear(8, 1)\n\n    def forward(self, x):\n        return self.out(x)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("train.py"),
+        "import torch.nn as nn\nfrom model import Scorer\n\nmodel = Scorer()\ncriterion = nn.BCELoss()\n\n\ndef step(x, y):\n    scores = model(x)\n    return criterion(scores, y)\n",
+    )
+    .unwrap();
+    let value = json(&lint_in(dir.path(), &["train.py", "--output-format", "json"]));
+    let finding = &value["findings"][0];
+    assert_eq!((finding["code"].as_str(), finding["line"].as_u64()), (Some("AS103"), Some(10)));
+    let related: Vec<(String, u64, String)> = finding["related"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["path"].as_str().unwrap().into(),
+                r["line"].as_u64().unwrap(),
+                r["label"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        related,
+        vec![
+            ("model.py".to_string(), 10, "`Scorer.forward` returns this".to_string()),
+            ("train.py".to_string(), 9, "`scores` is assigned here".to_string()),
+        ]
+    );
+    let sarif: Value =
+        serde_json::from_slice(&lint_in(dir.path(), &["train.py", "--output-format", "sarif"]).stdout)
+            .unwrap();
+    let locations = sarif["runs"][0]["results"][0]["relatedLocations"].as_array().unwrap();
+    assert_eq!(locations.len(), 2);
+    assert_eq!(locations[0]["physicalLocation"]["artifactLocation"]["uri"], "model.py");
+    assert_eq!(locations[0]["message"]["text"], "`Scorer.forward` returns this");
+    let text = stdout(&lint_in(dir.path(), &["train.py", "--color", "never"]));
+    assert!(
+        text.contains(" 9 |     scores = model(x)\n   |              -------- `scores` is assigned here\n"),
+        "{text}"
+    );
+    assert!(text.contains("  ::: model.py:10:16\n"), "{text}");
+}
+
+#[test]
+fn self_referential_calls_end() {
+    // Resolving `other` needs the arguments of `visit`, whose receiver is `other` again.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("graph.py"),
+        "import torch.nn.functional as F\n\n\nclass Node:\n    def visit(self, other, y):\n        return F.cross_entropy(other.visit(self, y), y)\n\n    def walk(self, other, t):\n        return other.walk(self, t).softmax(-1).multinomial(1) / t\n",
+    )
+    .unwrap();
+    let output = lint_in(dir.path(), &["graph.py"]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+}

@@ -86,6 +86,7 @@ rule_tests! {
     hardcoded_cuda => "AS109",
     int32_class_target => "AS110",
     softmax_into_cross_entropy => "AS111",
+    target_out_of_range => "AS112",
 }
 
 #[test]

@@ -1,4 +1,7 @@
 //! `assertscope lint PATH…`: static checks of training code (see `crate::lint`).
+//!
+//! Exit status as with ruff: 0 nothing found (or `--exit-zero`), 1 problems found, 2 a path
+//! could not be read or the arguments are wrong.
 
 use crate::exit;
 use crate::lint::{output, walk, Selection};
@@ -14,6 +17,8 @@ pub enum Format {
     Json,
     /// SARIF 2.1.0, for code-scanning services
     Sarif,
+    /// GitHub Actions workflow commands: annotations on the pull request's lines
+    Github,
 }
 
 #[derive(Debug, clap::Args)]
@@ -27,9 +32,12 @@ pub struct LintArgs {
     /// Skip these rules: codes or prefixes, comma-separated
     #[arg(long, value_name = "CODE", value_delimiter = ',')]
     pub ignore: Vec<String>,
-    /// Output format
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    /// Output format (`--format` is accepted too)
+    #[arg(long = "output-format", visible_alias = "format", value_name = "FORMAT", value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Exit with status 0 even when problems are found (2 still means unreadable input)
+    #[arg(long)]
+    pub exit_zero: bool,
     /// When to colour text output
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
@@ -48,6 +56,7 @@ pub fn execute(args: LintArgs) -> anyhow::Result<u8> {
         Format::Text => output::write_text(&mut out, &outcome, &Palette::new(args.color.for_stdout()))?,
         Format::Json => output::write_json(&mut out, &outcome)?,
         Format::Sarif => output::write_sarif(&mut out, &outcome)?,
+        Format::Github => output::write_github(&mut out, &outcome)?,
     }
     out.flush()?;
     let palette = Palette::new(args.color.for_stderr());
@@ -59,7 +68,7 @@ pub fn execute(args: LintArgs) -> anyhow::Result<u8> {
     }
     Ok(if !outcome.unreadable.is_empty() {
         exit::USAGE
-    } else if !outcome.findings.is_empty() {
+    } else if !outcome.findings.is_empty() && !args.exit_zero {
         exit::PROBLEMS_FOUND
     } else {
         exit::OK

@@ -4,9 +4,13 @@
 //! methods, `return` values, the `forward` of modules defined in the file and the samples a
 //! local `Dataset` returns to a `DataLoader` loop.
 
-use super::semantic::{argument, int_literal, Bound, ClassId, ScopeId, ScopeKind, Semantic};
+use super::imports::{ModuleSummary, Resolver};
+use super::semantic::{argument, int_literal, Bound, ClassId, ClassInfo, ScopeId, ScopeKind, Semantic};
 use ruff_python_ast::{self as ast, Expr, Operator};
-use std::cell::Cell;
+use ruff_text_size::{Ranged, TextRange};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// A set of facts about a value, as bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -82,7 +86,7 @@ impl std::ops::BitOr for Facts {
 }
 
 /// What kind of object an expression holds.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum Instance<'a> {
     /// A `torch` class (last name, e.g. `CrossEntropyLoss`) and its constructor call.
     Torch(&'a str, &'a ast::ExprCall, ScopeId),
@@ -90,20 +94,117 @@ pub enum Instance<'a> {
     Local(ClassId, &'a ast::ExprCall, ScopeId),
     /// A `torchvision.models` model: its output is logits.
     Torchvision,
+    /// A class of a local module this one imports: its summary and the class name.
+    Imported(Arc<ModuleSummary>, &'a str),
 }
 
 /// How many steps one question may take: bounds the work on adversarial input.
 const FUEL: u32 = 4_000;
+
+mod trace;
+mod values;
+pub use values::Max;
 const MAX_DEPTH: u32 = 24;
+
+/// How many call sites of one function a question looks at: with the fuel, what keeps every
+/// question's work bounded, and so the whole analysis linear in the size of the module.
+const MAX_CALL_SITES: usize = 64;
+
+/// `(level, module)` of a `from … import`.
+type ImportKey<'a> = (u32, &'a str);
 
 pub struct Flow<'a> {
     pub sem: &'a Semantic<'a>,
     fuel: Cell<u32>,
+    imports: &'a dyn Resolver,
+    /// Local modules asked about so far, by `(level, module)` of the import.
+    imported: RefCell<HashMap<ImportKey<'a>, Option<Arc<ModuleSummary>>>>,
 }
 
 impl<'a> Flow<'a> {
-    pub fn new(sem: &'a Semantic<'a>) -> Self {
-        Flow { sem, fuel: Cell::new(FUEL) }
+    pub fn new(sem: &'a Semantic<'a>, imports: &'a dyn Resolver) -> Self {
+        Flow { sem, fuel: Cell::new(FUEL), imports, imported: RefCell::new(HashMap::new()) }
+    }
+
+    /// The summary of the local module a name was imported from, and the name there.
+    pub fn imported(&self, local: &str) -> Option<(Arc<ModuleSummary>, &'a str)> {
+        let from = self.sem.imports.get(local)?.from?;
+        let key = (from.level, from.module);
+        let summary = self
+            .imported
+            .borrow_mut()
+            .entry(key)
+            .or_insert_with(|| self.imports.module(from.level, from.module))
+            .clone()?;
+        Some((summary, from.name))
+    }
+
+    /// The local class a method belongs to, when a class defines it or inherits it from a
+    /// base class of this module.
+    pub fn method(&self, class: ClassId, name: &str) -> Option<ScopeId> {
+        let mut current = Some(class);
+        for _ in 0..8 {
+            let info = &self.sem.classes[current?];
+            if let Some(&m) = info.methods.get(name) {
+                return Some(m);
+            }
+            current = self.local_base(info);
+        }
+        None
+    }
+
+    /// The first base class that is defined in this module.
+    fn local_base(&self, class: &ClassInfo<'a>) -> Option<ClassId> {
+        class.def.arguments.as_ref()?.args.iter().find_map(|base| match base {
+            Expr::Name(n) => self.sem.class_by_name.get(n.id.as_str()).copied(),
+            _ => None,
+        })
+    }
+
+    /// The facts of each element of the tuple a class's `forward` returns (`return x, mu`).
+    pub fn class_output_elements(&self, class: &ClassInfo<'a>) -> Vec<Facts> {
+        let Some(forward) =
+            self.sem.class_by_name.get(class.def.name.as_str()).and_then(|&c| self.method(c, "forward"))
+        else {
+            return Vec::new();
+        };
+        let Some([Expr::Tuple(tuple)]) = self.sem.returns.get(&forward).map(Vec::as_slice) else {
+            return Vec::new();
+        };
+        tuple
+            .elts
+            .iter()
+            .map(|e| {
+                self.fuel.set(FUEL);
+                self.expr_facts(e, forward, 0)
+            })
+            .collect()
+    }
+
+    /// What calling an instance of a class returns (its `forward`), with the `return` that shows it.
+    pub fn class_output(&self, class: &ClassInfo<'a>) -> (Facts, Option<TextRange>) {
+        let Some(id) = self.sem.class_by_name.get(class.def.name.as_str()).copied() else {
+            return (Facts::NONE, None);
+        };
+        match self.method(id, "forward") {
+            Some(forward) => self.function_returns(forward),
+            None => (Facts::NONE, None),
+        }
+    }
+
+    /// The facts of what a function returns, joined, with the first `return` that shows them.
+    pub fn function_returns(&self, function: ScopeId) -> (Facts, Option<TextRange>) {
+        let mut facts = Facts::NONE;
+        let mut at = None;
+        for ret in self.sem.returns.get(&function).into_iter().flatten() {
+            self.fuel.set(FUEL);
+            let f = self.expr_facts(ret, function, 0);
+            if at.is_none() && f != Facts::NONE {
+                at = Some(ret.range());
+            }
+            facts = facts | f;
+        }
+        (facts, at)
     }
 
     fn burn(&self, depth: u32) -> bool {
@@ -152,15 +253,23 @@ impl<'a> Flow<'a> {
     /// The expression a name or `self.attr` was last assigned, with its scope; other
     /// expressions are returned as they are.
     pub fn origin(&self, expr: &'a Expr, scope: ScopeId) -> (&'a Expr, ScopeId) {
+        self.fuel.set(FUEL);
+        self.origin_at(expr, scope, 0)
+    }
+
+    fn origin_at(&self, expr: &'a Expr, scope: ScopeId, depth: u32) -> (&'a Expr, ScopeId) {
         let mut current = (expr, scope);
         for _ in 0..MAX_DEPTH {
+            if !self.burn(depth) {
+                break;
+            }
             let next = match current.0 {
                 Expr::Name(name) => match self.sem.lookup(current.1, name.id.as_str(), name.range.start()) {
                     Some((s, binding)) => match &binding.value {
                         Bound::Value(value) => Some((*value, s)),
                         // A parameter: what the module's first call passes, or the default.
                         Bound::Param { scope: fn_scope, index, name, default } => self
-                            .arguments_for(*fn_scope, *index, name)
+                            .arguments_at(*fn_scope, *index, name, depth + 1)
                             .first()
                             .copied()
                             .or(default.map(|d| (d, *fn_scope))),
@@ -168,10 +277,11 @@ impl<'a> Flow<'a> {
                     },
                     None => None,
                 },
-                Expr::Attribute(attr) => self.self_attr(attr, current.1).and_then(|(s, b)| match b {
-                    Bound::Value(value) => Some((value, s)),
-                    _ => None,
-                }),
+                Expr::Attribute(attr) => match self.self_attr(attr, current.1) {
+                    Some((s, Bound::Value(value))) => Some((value, s)),
+                    Some(_) => None,
+                    None => self.config_value_at(attr, current.1, depth + 1),
+                },
                 _ => None,
             };
             match next {
@@ -188,27 +298,156 @@ impl<'a> Flow<'a> {
         if base.id.as_str() != "self" {
             return None;
         }
-        let class = self.sem.class_of(scope)?;
-        let (s, binding) = self.sem.classes[class].attrs.get(attr.attr.as_str())?.last()?;
-        Some((*s, binding.value.clone()))
+        let mut class = self.sem.class_of(scope);
+        for _ in 0..8 {
+            let info = &self.sem.classes[class?];
+            if let Some((s, binding)) = info.attrs.get(attr.attr.as_str()).and_then(|a| a.last()) {
+                return Some((*s, binding.value.clone()));
+            }
+            class = self.local_base(info);
+        }
+        None
     }
 
-    /// The arguments passed for a parameter at this module's calls of its function.
+    /// The arguments passed for a parameter at this module's calls of its function: calls by
+    /// name that resolve to this very `def` (a nested function of the same name elsewhere is
+    /// another function), `self.method(…)` in its class, `obj.method(…)` on an instance of
+    /// it, and `Class(…)` for `__init__`.
     pub fn arguments_for(&self, fn_scope: ScopeId, index: usize, name: &str) -> Vec<(&'a Expr, ScopeId)> {
+        self.fuel.set(FUEL);
+        self.arguments_at(fn_scope, index, name, 0)
+    }
+
+    /// [`Self::arguments_for`] inside a question already `depth` steps deep: resolving a
+    /// receiver may need the arguments of another parameter, and so on, never deeper than
+    /// the question's own limit.
+    fn arguments_at(
+        &self,
+        fn_scope: ScopeId,
+        index: usize,
+        name: &str,
+        depth: u32,
+    ) -> Vec<(&'a Expr, ScopeId)> {
+        if !self.burn(depth) {
+            return Vec::new();
+        }
         let ScopeKind::Function { def, class } = self.sem.scopes[fn_scope].kind else { return Vec::new() };
         let fn_name = def.name.as_str();
         let mut found = Vec::new();
-        for site in &self.sem.calls {
-            let position = match (&*site.call.func, class) {
-                (Expr::Name(n), None) if n.id.as_str() == fn_name => Some(index),
-                (Expr::Attribute(a), Some(_)) if a.attr.as_str() == fn_name => index.checked_sub(1),
-                _ => continue,
-            };
+        let mut add = |site: &super::semantic::CallSite<'a>, position: Option<usize>| {
             if let Some(arg) = argument(site.call, name, position) {
                 found.push((arg, site.scope));
             }
+        };
+        let Some(class) = class else {
+            for site in self.sem.calls_of(fn_name).take(MAX_CALL_SITES) {
+                if let Expr::Name(n) = &*site.call.func {
+                    if self.sem.function_called(site.scope, fn_name, n.range.start()) == Some(fn_scope) {
+                        add(site, Some(index));
+                    }
+                }
+            }
+            return found;
+        };
+        // `self` takes the first position.
+        let position = index.checked_sub(1);
+        if fn_name == "__init__" {
+            let class_name = self.sem.classes[class].def.name.as_str();
+            for site in self.sem.calls_of(class_name).take(MAX_CALL_SITES) {
+                if matches!(&*site.call.func, Expr::Name(_)) {
+                    add(site, position);
+                }
+            }
+        }
+        for site in self.sem.calls_of(fn_name).take(MAX_CALL_SITES) {
+            let Expr::Attribute(attr) = &*site.call.func else { continue };
+            let receiver = match &*attr.value {
+                Expr::Name(n) if n.id.as_str() == "self" => self.sem.class_of(site.scope),
+                other => match self.instance_at(other, site.scope, depth + 1) {
+                    Some(Instance::Local(c, _, _)) => Some(c),
+                    _ => None,
+                },
+            };
+            if receiver.is_some_and(|r| r == class || self.method(r, fn_name) == Some(fn_scope)) {
+                add(site, position);
+            }
         }
         found
+    }
+
+    /// The method a call `receiver.name(…)` runs: on `self`, or on an instance of a local class.
+    pub fn method_called(&self, attr: &'a ast::ExprAttribute, scope: ScopeId, depth: u32) -> Option<ScopeId> {
+        let class = match &*attr.value {
+            Expr::Name(n) if n.id.as_str() == "self" => self.sem.class_of(scope)?,
+            other => match self.instance_at(other, scope, depth + 1)? {
+                Instance::Local(c, _, _) => c,
+                _ => return None,
+            },
+        };
+        self.method(class, attr.attr.as_str())
+    }
+
+    /// What `base.name` holds when `base` is a configuration: argparse's parsed arguments
+    /// (the `default=` of `add_argument`), or an instance of a local (data)class, made here
+    /// or named by a parameter's annotation (the keyword given to its constructor, else the
+    /// class attribute's default).
+    fn config_value_at(
+        &self,
+        attr: &'a ast::ExprAttribute,
+        scope: ScopeId,
+        depth: u32,
+    ) -> Option<(&'a Expr, ScopeId)> {
+        if !self.burn(depth) {
+            return None;
+        }
+        let field = attr.attr.as_str();
+        if let Expr::Name(base) = &*attr.value {
+            if base.id.as_str() == "self" {
+                return None;
+            }
+            if let Some((_, binding)) = self.sem.lookup(scope, base.id.as_str(), base.range.start()) {
+                if let Bound::Param { scope: fn_scope, .. } = binding.value {
+                    let def = self.sem.function(fn_scope)?;
+                    let param = def
+                        .parameters
+                        .iter_non_variadic_params()
+                        .find(|p| p.parameter.name.as_str() == base.id.as_str())?;
+                    if let Some(Expr::Name(class)) = param.parameter.annotation.as_deref() {
+                        if let Some(&c) = self.sem.class_by_name.get(class.id.as_str()) {
+                            if let Some(v) = self.class_field(c, field) {
+                                return Some(v);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let (base, base_scope) = self.origin_at(&attr.value, scope, depth + 1);
+        let Expr::Call(call) = base else { return None };
+        match &*call.func {
+            Expr::Attribute(method) if matches!(method.attr.as_str(), "parse_args" | "parse_known_args") => {
+                let defaults = self.sem.cli_defaults.get(field)?;
+                defaults.iter().flatten().next().copied()
+            }
+            Expr::Name(class) => {
+                let &c = self.sem.class_by_name.get(class.id.as_str())?;
+                if let Some(kw) = call.arguments.find_keyword(field) {
+                    return Some((&kw.value, base_scope));
+                }
+                self.class_field(c, field)
+            }
+            _ => None,
+        }
+    }
+
+    /// A class attribute's value: `temperature: float = 0.0` in a dataclass body.
+    fn class_field(&self, class: ClassId, field: &str) -> Option<(&'a Expr, ScopeId)> {
+        let scope = self.sem.classes[class].scope;
+        let binding = self.sem.scopes[scope].bindings.get(field)?.last()?;
+        match binding.value {
+            Bound::Value(v) => Some((v, scope)),
+            _ => None,
+        }
     }
 
     fn bound_facts(&self, bound: &Bound<'a>, scope: ScopeId, name: &str, depth: u32) -> Facts {
@@ -217,7 +456,7 @@ impl<'a> Flow<'a> {
             Bound::Element(inner, index) => self.element_facts(inner, &[*index], scope, depth + 1),
             Bound::Item(_) | Bound::Unknown => Facts::NONE,
             Bound::Param { scope: fn_scope, index, name: param, default } => {
-                let sites = self.arguments_for(*fn_scope, *index, param);
+                let sites = self.arguments_at(*fn_scope, *index, param, depth + 1);
                 let mut facts = Facts::NONE;
                 for (arg, arg_scope) in &sites {
                     facts = facts | self.expr_facts(arg, *arg_scope, depth + 1);
@@ -278,6 +517,12 @@ impl<'a> Flow<'a> {
                         }
                     }
                 }
+                if let (Some(Instance::Imported(module, name)), [index]) =
+                    (self.instance_at(&call.func, scope, depth + 1), path)
+                {
+                    let elements = module.classes.get(name).map(|c| c.elements.as_slice()).unwrap_or(&[]);
+                    return elements.get(*index).copied().unwrap_or(Facts::NONE);
+                }
                 let mut facts = Facts::NONE;
                 for (ret, ret_scope) in self.returns_of_call(call, scope, depth) {
                     facts = facts | self.expr_element(ret, path, ret_scope, depth + 1);
@@ -294,7 +539,7 @@ impl<'a> Flow<'a> {
         if !self.burn(depth) {
             return Facts::NONE;
         }
-        let (iter, scope) = self.origin(iter, scope);
+        let (iter, scope) = self.origin_at(iter, scope, depth + 1);
         let Expr::Call(call) = iter else { return Facts::NONE };
         if let Expr::Name(func) = &*call.func {
             match func.id.as_str() {
@@ -373,22 +618,13 @@ impl<'a> Flow<'a> {
         let mut out = Vec::new();
         let fn_scope = match &*call.func {
             Expr::Name(name) if !self.sem.imports.contains_key(name.id.as_str()) => {
-                match self.sem.lookup(scope, name.id.as_str(), name.range.start()) {
-                    Some((s, binding)) if matches!(binding.value, Bound::Unknown) => self
-                        .sem
-                        .functions
-                        .get(name.id.as_str())
-                        .into_iter()
-                        .flatten()
-                        .copied()
-                        .find(|f| self.sem.scopes[*f].parent == Some(s)),
-                    _ => None,
-                }
+                self.sem.function_called(scope, name.id.as_str(), name.range.start())
             }
+            Expr::Attribute(attr) => self.method_called(attr, scope, depth + 1),
             _ => None,
         };
         let fn_scope = fn_scope.or_else(|| match self.instance_at(&call.func, scope, depth + 1) {
-            Some(Instance::Local(class, _, _)) => self.sem.classes[class].methods.get("forward").copied(),
+            Some(Instance::Local(class, _, _)) => self.method(class, "forward"),
             _ => None,
         });
         if let Some(f) = fn_scope {
@@ -409,7 +645,7 @@ impl<'a> Flow<'a> {
                 match &binding.value {
                     Bound::Value(value) => self.instance_at(value, s, depth + 1),
                     Bound::Param { scope: fn_scope, index, name, default } => {
-                        let sites = self.arguments_for(*fn_scope, *index, name);
+                        let sites = self.arguments_at(*fn_scope, *index, name, depth + 1);
                         let first = sites.first().copied().or(default.map(|d| (d, *fn_scope)))?;
                         self.instance_at(first.0, first.1, depth + 1)
                     }
@@ -426,17 +662,39 @@ impl<'a> Flow<'a> {
             Expr::Call(call) => {
                 if let Some((root, last)) = self.sem.api(&call.func) {
                     return match root {
+                        "torch" if last == "compile" => {
+                            self.instance_at(argument(call, "model", Some(0))?, scope, depth + 1)
+                        }
                         "torch" if last.starts_with(|c: char| c.is_ascii_uppercase()) => {
                             Some(Instance::Torch(last, call, scope))
                         }
                         "torchvision" => Some(Instance::Torchvision),
-                        _ => None,
+                        _ => match &*call.func {
+                            Expr::Name(name) => {
+                                let (module, imported) = self.imported(name.id.as_str())?;
+                                module
+                                    .classes
+                                    .contains_key(imported)
+                                    .then_some(Instance::Imported(module, imported))
+                            }
+                            _ => None,
+                        },
                     };
                 }
                 match &*call.func {
                     Expr::Name(name) => {
-                        let &class = self.sem.class_by_name.get(name.id.as_str())?;
-                        Some(Instance::Local(class, call, scope))
+                        if let Some(&class) = self.sem.class_by_name.get(name.id.as_str()) {
+                            return Some(Instance::Local(class, call, scope));
+                        }
+                        if let Some(function) =
+                            self.sem.function_called(scope, name.id.as_str(), name.range.start())
+                        {
+                            // `model = build_model()`: what the function returns.
+                            let ret = self.sem.returns.get(&function)?.first()?;
+                            return self.instance_at(ret, function, depth + 1);
+                        }
+                        let (module, imported) = self.imported(name.id.as_str())?;
+                        module.classes.contains_key(imported).then_some(Instance::Imported(module, imported))
                     }
                     Expr::Attribute(attr) if PASS_THROUGH_MODULE.contains(&attr.attr.as_str()) => {
                         self.instance_at(&attr.value, scope, depth + 1)
@@ -569,7 +827,7 @@ impl<'a> Flow<'a> {
                 ("torch", "argmax" | "argmin") => Facts::INT64,
                 ("torch", "clamp" | "clip") => clamp_facts(call, arg_facts(first_arg())),
                 ("torch", "squeeze" | "flatten" | "ravel") => arg_facts(first_arg()).without(Facts::COLUMN),
-                ("torch", "unsqueeze") => arg_facts(first_arg()).with(Facts::COLUMN),
+                ("torch", "unsqueeze") => unsqueezed(arg_facts(first_arg()), argument(call, "dim", Some(1))),
                 ("torch", "IntTensor") => singleton(first_arg()) | Facts::INT32,
                 ("torch", "LongTensor") => singleton(first_arg()) | Facts::INT64,
                 ("torch", "tensor" | "as_tensor" | "from_numpy") => {
@@ -608,7 +866,35 @@ impl<'a> Flow<'a> {
             return self.module_output(instance, depth + 1);
         }
         match &*call.func {
-            Expr::Attribute(attr) => self.method_facts(attr, call, scope, depth + 1),
+            Expr::Attribute(attr) => match self.method_called(attr, scope, depth + 1) {
+                Some(method) => {
+                    let mut facts = Facts::NONE;
+                    for ret in self.sem.returns.get(&method).into_iter().flatten() {
+                        facts = facts | self.expr_facts(ret, method, depth + 1);
+                    }
+                    facts
+                }
+                None => self.method_facts(attr, call, scope, depth + 1),
+            },
+            // `self(x)` in a method runs the class's forward.
+            Expr::Name(name) if name.id.as_str() == "self" => {
+                let Some(forward) = self.sem.class_of(scope).and_then(|c| self.method(c, "forward")) else {
+                    return Facts::NONE;
+                };
+                let mut facts = Facts::NONE;
+                for ret in self.sem.returns.get(&forward).into_iter().flatten() {
+                    facts = facts | self.expr_facts(ret, forward, depth + 1);
+                }
+                facts
+            }
+            Expr::Name(name) if self.sem.imports.contains_key(name.id.as_str()) => {
+                match self.imported(name.id.as_str()) {
+                    Some((module, function)) => {
+                        module.functions.get(function).map_or(Facts::NONE, |f| f.returns)
+                    }
+                    None => Facts::NONE,
+                }
+            }
             Expr::Name(_) => {
                 let mut facts = Facts::NONE;
                 for (ret, ret_scope) in self.returns_of_call(call, scope, depth + 1) {
@@ -643,14 +929,22 @@ impl<'a> Flow<'a> {
             "int" => receiver().with_dtype(Facts::INT32),
             "float" | "double" | "half" | "bfloat16" => receiver().with_dtype(Facts::FLOAT),
             "view" | "reshape" => {
-                let column = args.len() == 2 && int_literal(&args[1]) == Some(1);
+                // The shape, given as arguments or as one tuple: `[N, 1]` only for a literal
+                // last size of 1 after one other size.
+                let dims: &[Expr] = match &args[..] {
+                    [Expr::Tuple(t)] => &t.elts,
+                    [Expr::List(l)] => &l.elts,
+                    _ => args,
+                };
+                let column =
+                    dims.len() == 2 && int_literal(&dims[1]) == Some(1) && int_literal(&dims[0]) != Some(1);
                 if column {
                     receiver().with(Facts::COLUMN)
                 } else {
                     receiver().without(Facts::COLUMN)
                 }
             }
-            "unsqueeze" => receiver().with(Facts::COLUMN),
+            "unsqueeze" => unsqueezed(receiver(), argument(call, "dim", Some(0))),
             "squeeze" | "flatten" | "ravel" | "view_as" | "reshape_as" => receiver().without(Facts::COLUMN),
             "softmax" => Facts::PROB | Facts::NONNEG | Facts::SOFTMAX,
             "log_softmax" => Facts::LOG_PROB,
@@ -667,19 +961,23 @@ impl<'a> Flow<'a> {
         match instance {
             Instance::Torchvision => Facts::LOGITS,
             Instance::Torch(name, ctor, ctor_scope) => match name {
-                "Linear" | "Bilinear" | "LazyLinear" | "Conv1d" | "Conv2d" | "Conv3d" => Facts::LOGITS,
+                "Linear" | "Bilinear" | "LazyLinear" | "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d"
+                | "ConvTranspose2d" | "ConvTranspose3d" => Facts::LOGITS,
                 "Sigmoid" => Facts::PROB | Facts::NONNEG,
                 "Softmax" => Facts::PROB | Facts::NONNEG | Facts::SOFTMAX,
                 "LogSoftmax" => Facts::LOG_PROB,
                 "Sequential" => {
-                    let layers = &ctor.arguments.args;
-                    let last = layers.iter().rev().find(|layer| {
-                        !matches!(
-                            self.instance_at(layer, ctor_scope, depth + 1),
-                            Some(Instance::Torch("Dropout" | "Identity" | "Flatten", _, _))
-                        )
-                    });
+                    let last = self.last_layer(ctor, ctor_scope, depth + 1);
                     match last.and_then(|l| self.instance_at(l, ctor_scope, depth + 1)) {
+                        Some(inner) => self.module_output(inner, depth + 1),
+                        None => Facts::NONE,
+                    }
+                }
+                // Wrappers return what the wrapped model returns.
+                "DistributedDataParallel" | "DataParallel" | "FullyShardedDataParallel" => {
+                    match argument(ctor, "module", Some(0))
+                        .and_then(|m| self.instance_at(m, ctor_scope, depth + 1))
+                    {
                         Some(inner) => self.module_output(inner, depth + 1),
                         None => Facts::NONE,
                     }
@@ -687,7 +985,7 @@ impl<'a> Flow<'a> {
                 _ => Facts::NONE,
             },
             Instance::Local(class, _, _) => {
-                let Some(&forward) = self.sem.classes[class].methods.get("forward") else {
+                let Some(forward) = self.method(class, "forward") else {
                     return Facts::NONE;
                 };
                 let mut facts = Facts::NONE;
@@ -696,7 +994,42 @@ impl<'a> Flow<'a> {
                 }
                 facts
             }
+            Instance::Imported(module, name) => module.classes.get(name).map_or(Facts::NONE, |c| c.output),
         }
+    }
+
+    /// The layers of `nn.Sequential(a, b, …)` or `nn.Sequential(OrderedDict([("a", a), …]))`.
+    pub fn sequential_layers(&self, ctor: &'a ast::ExprCall) -> Vec<&'a Expr> {
+        if let [Expr::Call(inner)] = &ctor.arguments.args[..] {
+            if matches!(self.sem.api(&inner.func), Some((_, "OrderedDict"))) {
+                let Some(Expr::List(ast::ExprList { elts, .. }) | Expr::Tuple(ast::ExprTuple { elts, .. })) =
+                    inner.arguments.args.first()
+                else {
+                    return Vec::new();
+                };
+                return elts
+                    .iter()
+                    .filter_map(|e| match e {
+                        Expr::Tuple(t) if t.elts.len() == 2 => Some(&t.elts[1]),
+                        _ => None,
+                    })
+                    .collect();
+            }
+        }
+        ctor.arguments.args.iter().take_while(|a| !a.is_starred_expr()).collect()
+    }
+
+    /// The last layer of a Sequential that computes something (not Dropout, Identity, Flatten).
+    pub fn last_layer(&self, ctor: &'a ast::ExprCall, scope: ScopeId, depth: u32) -> Option<&'a Expr> {
+        if ctor.arguments.args.iter().any(Expr::is_starred_expr) {
+            return None;
+        }
+        self.sequential_layers(ctor).into_iter().rev().find(|layer| {
+            !matches!(
+                self.instance_at(layer, scope, depth + 1),
+                Some(Instance::Torch("Dropout" | "Identity" | "Flatten" | "Dropout1d" | "Dropout2d", _, _))
+            )
+        })
     }
 
     /// The dtype an expression names (`torch.int32`, `np.int32`, `"int32"`, `torch.long`, …);
@@ -732,6 +1065,15 @@ impl<'a> Flow<'a> {
 /// Methods that return the same module (`model.to(device)`, `model.cuda()`).
 const PASS_THROUGH_MODULE: &[&str] =
     &["to", "cuda", "cpu", "train", "eval", "float", "double", "half", "requires_grad_"];
+
+/// `unsqueeze(dim)`: a new last axis (`1`, `-1`) turns `[N]` into the column `[N, 1]`; a new
+/// first axis (`0`) makes a batch of one (`[1]` from a scalar label), which is no column.
+fn unsqueezed(input: Facts, dim: Option<&Expr>) -> Facts {
+    match dim.and_then(int_literal) {
+        Some(1 | -1) => input.with(Facts::COLUMN),
+        _ => input.without(Facts::COLUMN),
+    }
+}
 
 /// How a DataLoader's default collation changes a sample's facts: `[1]` samples stack to `[N, 1]`.
 fn batched(sample: Facts) -> Facts {

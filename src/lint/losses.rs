@@ -49,8 +49,8 @@ impl LossCall<'_> {
     }
 }
 
-pub fn loss_calls<'a>(sem: &'a Semantic<'a>) -> Vec<LossCall<'a>> {
-    let flow = Flow::new(sem);
+pub fn loss_calls<'a>(flow: &Flow<'a>) -> Vec<LossCall<'a>> {
+    let sem: &'a Semantic<'a> = flow.sem;
     let mut out = Vec::new();
     for site in &sem.calls {
         let call = site.call;

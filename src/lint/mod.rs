@@ -9,6 +9,7 @@
 //! SARIF.
 
 pub mod flow;
+pub mod imports;
 mod losses;
 pub mod noqa;
 pub mod output;
@@ -89,6 +90,42 @@ pub struct Finding {
     pub source_line: String,
     #[serde(skip)]
     pub source_line_start: usize,
+    /// The evidence chain, as rustc's secondary labels: where the value was made and the
+    /// steps it took to the primary span ("defined here", "flows here"), in source order of
+    /// the chain, primary span excluded.
+    pub related: Vec<Related>,
+}
+
+/// One secondary span of a finding.
+#[derive(Debug, Clone, Serialize)]
+pub struct Related {
+    /// The file: the finding's own, or a local module it imports.
+    pub path: String,
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+    pub label: String,
+    /// The source line of the start, as for [`Finding`].
+    #[serde(skip)]
+    pub source_line: String,
+    #[serde(skip)]
+    pub source_line_start: usize,
+}
+
+/// Where a piece of evidence is: a range of the file being linted, or a place already
+/// located in another file (a local module the file imports).
+#[derive(Debug, Clone)]
+pub enum Place {
+    Here(TextRange),
+    Elsewhere(Related),
+}
+
+/// One step of a finding's evidence chain, before it is located.
+#[derive(Debug, Clone)]
+pub struct Evidence {
+    pub place: Place,
+    pub label: String,
 }
 
 /// What rules report, before it is located.
@@ -98,6 +135,7 @@ pub struct Diagnostic {
     pub range: TextRange,
     pub message: String,
     pub help: String,
+    pub evidence: Vec<Evidence>,
 }
 
 /// What a rule sees: the module, its value tracing, and a place to report.
@@ -111,7 +149,19 @@ pub struct Checker<'a> {
 
 impl Checker<'_> {
     pub fn report(&self, code: &'static str, range: TextRange, message: String, help: String) {
-        self.diagnostics.borrow_mut().push(Diagnostic { code, range, message, help });
+        self.report_with(code, range, message, help, Vec::new());
+    }
+
+    /// Reports a finding with its evidence chain (secondary spans).
+    pub fn report_with(
+        &self,
+        code: &'static str,
+        range: TextRange,
+        message: String,
+        help: String,
+        evidence: Vec<Evidence>,
+    ) {
+        self.diagnostics.borrow_mut().push(Diagnostic { code, range, message, help, evidence });
     }
 
     /// The source text of a node, for messages.
@@ -126,6 +176,16 @@ impl Checker<'_> {
 
 /// Lints one file's text. `path` is only used to label the findings.
 pub fn lint_source(path: &str, text: &str, selection: &Selection) -> Vec<Finding> {
+    lint_source_with(path, text, selection, &imports::NoImports)
+}
+
+/// Lints one file's text, following its imports of local modules through `imports`.
+pub fn lint_source_with(
+    path: &str,
+    text: &str,
+    selection: &Selection,
+    imports: &dyn imports::Resolver,
+) -> Vec<Finding> {
     let parsed = source::SourceFile::parse(text);
     let mut findings: Vec<Finding> = parsed
         .syntax_errors()
@@ -136,14 +196,11 @@ pub fn lint_source(path: &str, text: &str, selection: &Selection) -> Vec<Finding
     let active: Vec<&rules::Rule> = rules::ALL.iter().filter(|r| selection.selects(r.doc.code)).collect();
     let sem = semantic::Semantic::build(parsed.suite());
     let nested_too_deep = sem.truncated;
-    if !active.is_empty() {
-        let checker = Checker {
-            sem: &sem,
-            flow: flow::Flow::new(&sem),
-            source: text,
-            losses: losses::loss_calls(&sem),
-            diagnostics: RefCell::new(Vec::new()),
-        };
+    if !active.is_empty() && !other_framework(&sem) {
+        let flow = flow::Flow::new(&sem, imports);
+        let losses = losses::loss_calls(&flow);
+        let checker =
+            Checker { sem: &sem, flow, source: text, losses, diagnostics: RefCell::new(Vec::new()) };
         for rule in &active {
             (rule.check)(&checker);
         }
@@ -153,7 +210,7 @@ pub fn lint_source(path: &str, text: &str, selection: &Selection) -> Vec<Finding
             if noqa.suppresses(parsed.line_of(diagnostic.range.start()), diagnostic.code) {
                 continue;
             }
-            findings.push(parsed.locate(
+            let mut finding = parsed.locate(
                 path,
                 rule.doc.code,
                 rule.doc.severity,
@@ -161,7 +218,9 @@ pub fn lint_source(path: &str, text: &str, selection: &Selection) -> Vec<Finding
                 diagnostic.message,
                 Some(diagnostic.help),
                 Some(rule.doc.cause),
-            ));
+            );
+            finding.related = locate_evidence(&parsed, path, diagnostic.range, diagnostic.evidence);
+            findings.push(finding);
         }
     }
     drop(sem);
@@ -169,6 +228,46 @@ pub fn lint_source(path: &str, text: &str, selection: &Selection) -> Vec<Finding
     findings.dedup_by(|a, b| a.line == b.line && a.column == b.column && a.code == b.code);
     parsed.dispose(nested_too_deep);
     findings
+}
+
+/// Whether the module is JAX, Flax, TensorFlow/Keras, MLX or Paddle code and not PyTorch:
+/// those frameworks clamp or raise where CUDA kernels assert, and their APIs share names
+/// with PyTorch's (`one_hot`, `add_tokens`, `from_pretrained`).
+fn other_framework(sem: &semantic::Semantic) -> bool {
+    let roots = || sem.imports.values().map(|i| i.root());
+    let other = roots().any(|r| {
+        matches!(
+            r,
+            "jax" | "flax" | "tensorflow" | "keras" | "tf_keras" | "mlx" | "paddle" | "optax" | "haiku"
+        )
+    });
+    other && !roots().any(|r| r == "torch")
+}
+
+/// Locates a finding's evidence, leaving out steps on the primary span itself and repeats.
+fn locate_evidence(
+    parsed: &source::SourceFile,
+    path: &str,
+    primary: TextRange,
+    evidence: Vec<Evidence>,
+) -> Vec<Related> {
+    let mut out: Vec<Related> = Vec::new();
+    for step in evidence {
+        let related = match step.place {
+            Place::Here(range) if range == primary || primary.contains_range(range) => continue,
+            Place::Here(range) => parsed.locate_related(path, range, step.label),
+            Place::Elsewhere(mut related) => {
+                related.label = step.label;
+                related
+            }
+        };
+        let same =
+            |r: &Related| r.path == related.path && r.line == related.line && r.column == related.column;
+        if !out.iter().any(same) {
+            out.push(related);
+        }
+    }
+    out
 }
 
 /// `assertscope rules CODE` for a lint rule: what it does, why it matters, example, fix.

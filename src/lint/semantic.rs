@@ -72,11 +72,21 @@ pub struct CallSite<'a> {
 
 /// An imported name: `import torch.nn as nn` binds `nn` to `torch.nn`.
 #[derive(Debug, Clone)]
-pub struct Import {
+pub struct Import<'a> {
     pub qualified: String,
+    /// For `from MODULE import NAME`: where the name comes from, to find local modules.
+    pub from: Option<FromImport<'a>>,
 }
 
-impl Import {
+/// `from ..pkg.models import Net`: level 2, module `pkg.models`, name `Net`.
+#[derive(Debug, Clone, Copy)]
+pub struct FromImport<'a> {
+    pub level: u32,
+    pub module: &'a str,
+    pub name: &'a str,
+}
+
+impl Import<'_> {
     pub fn root(&self) -> &str {
         self.qualified.split('.').next().unwrap_or("")
     }
@@ -90,11 +100,21 @@ pub struct Semantic<'a> {
     /// Functions and methods by name (several classes may define the same method).
     pub functions: HashMap<&'a str, Vec<ScopeId>>,
     pub calls: Vec<CallSite<'a>>,
+    /// Indices into `calls` by the callee's last name (`f(…)`, `obj.f(…)`): the call sites of
+    /// a function are found without scanning every call, which kept the analysis linear.
+    pub calls_by_callee: HashMap<&'a str, Vec<usize>>,
+    /// Functions by `(scope that defines them, name)`; the last definition wins.
+    pub function_in: HashMap<(ScopeId, &'a str), ScopeId>,
+    /// `name[…] = value` stores, by the scope and name of the container.
+    pub item_stores: HashMap<(ScopeId, &'a str), Vec<&'a Expr>>,
+    /// `parser.add_argument("--name", default=…)`: the default by destination name (`None`
+    /// when the argument has none).
+    pub cli_defaults: HashMap<String, Vec<Option<(&'a Expr, ScopeId)>>>,
     /// The name (or `self` attribute) a value was assigned to, by the value's start offset.
     pub assigned_to: HashMap<TextSize, &'a str>,
     /// The `return` values of each function scope.
     pub returns: HashMap<ScopeId, Vec<&'a Expr>>,
-    pub imports: HashMap<&'a str, Import>,
+    pub imports: HashMap<&'a str, Import<'a>>,
     /// Every name read, with its scope: how rules tell whether a constant is used.
     pub loads: HashMap<&'a str, Vec<(ScopeId, TextSize)>>,
     /// Set when the module nests deeper than the analysis follows.
@@ -110,6 +130,10 @@ impl<'a> Semantic<'a> {
                 class_by_name: HashMap::new(),
                 functions: HashMap::new(),
                 calls: Vec::new(),
+                calls_by_callee: HashMap::new(),
+                function_in: HashMap::new(),
+                item_stores: HashMap::new(),
+                cli_defaults: HashMap::new(),
                 returns: HashMap::new(),
                 assigned_to: HashMap::new(),
                 imports: HashMap::new(),
@@ -121,7 +145,29 @@ impl<'a> Semantic<'a> {
             depth: 0,
         };
         builder.visit_body(suite);
-        builder.sem
+        let mut sem = builder.sem;
+        // `lookup` bisects: each name's bindings in offset order.
+        for scope in &mut sem.scopes {
+            for bindings in scope.bindings.values_mut() {
+                bindings.sort_by_key(|b| b.offset);
+            }
+        }
+        sem
+    }
+
+    /// The function a call of `name` made from `scope` at `at` runs, when `name` is bound to
+    /// a `def` of this module (in that scope or an enclosing one).
+    pub fn function_called(&self, scope: ScopeId, name: &str, at: TextSize) -> Option<ScopeId> {
+        let (defining, binding) = self.lookup(scope, name, at)?;
+        if !matches!(binding.value, Bound::Unknown) {
+            return None;
+        }
+        self.function_in.get(&(defining, name)).copied()
+    }
+
+    /// The call sites whose callee's last name is `name`.
+    pub fn calls_of<'s>(&'s self, name: &str) -> impl Iterator<Item = &'s CallSite<'a>> + 's {
+        self.calls_by_callee.get(name).into_iter().flatten().map(|&i| &self.calls[i])
     }
 
     /// The class a function scope is a method of.
@@ -156,7 +202,11 @@ impl<'a> Semantic<'a> {
             let skip = !innermost && matches!(s.kind, ScopeKind::Class(_));
             if !skip {
                 if let Some(bindings) = s.bindings.get(name) {
-                    let before = if innermost { bindings.iter().rev().find(|b| b.offset < at) } else { None };
+                    let before = if innermost {
+                        bindings[..bindings.partition_point(|b| b.offset < at)].last()
+                    } else {
+                        None
+                    };
                     return before.or(bindings.last()).map(|b| (id, b));
                 }
             }
@@ -229,6 +279,11 @@ impl<'a> Builder<'a> {
                 }
             }
             Expr::Starred(starred) => self.bind_target(&starred.value, Bound::Unknown, offset),
+            Expr::Subscript(sub) => {
+                if let (Expr::Name(container), Bound::Value(value)) = (&*sub.value, &value) {
+                    self.sem.item_stores.entry((self.scope, container.id.as_str())).or_default().push(value);
+                }
+            }
             Expr::Attribute(attr) => {
                 let Expr::Name(base) = &*attr.value else { return };
                 if base.id.as_str() != "self" {
@@ -281,8 +336,10 @@ impl<'a> Builder<'a> {
             ScopeKind::Class(c) => Some(c),
             _ => None,
         };
+        let parent = self.scope;
         let scope = self.push_scope(ScopeKind::Function { def, class });
         self.sem.functions.entry(def.name.as_str()).or_default().push(scope);
+        self.sem.function_in.insert((parent, def.name.as_str()), scope);
         if let Some(c) = class {
             self.sem.classes[c].methods.insert(def.name.as_str(), scope);
         }
@@ -330,19 +387,19 @@ impl<'a> Builder<'a> {
                             (root, root.to_string())
                         }
                     };
-                    self.sem.imports.insert(local, Import { qualified });
+                    self.sem.imports.insert(local, Import { qualified, from: None });
                     self.bind(local, alias.range.start(), Bound::Unknown);
                 }
             }
             Stmt::ImportFrom(import) => {
-                let Some(module) = &import.module else { return };
-                if import.level > 0 {
-                    return;
-                }
+                let module = import.module.as_ref().map_or("", |m| m.as_str());
                 for alias in &import.names {
                     let local = alias.asname.as_ref().unwrap_or(&alias.name).as_str();
-                    let qualified = format!("{}.{}", module.as_str(), alias.name.as_str());
-                    self.sem.imports.insert(local, Import { qualified });
+                    // A relative import keeps its dots, so that its root is never an API's.
+                    let dots = ".".repeat(import.level as usize);
+                    let qualified = format!("{dots}{module}.{}", alias.name.as_str());
+                    let from = Some(FromImport { level: import.level, module, name: alias.name.as_str() });
+                    self.sem.imports.insert(local, Import { qualified, from });
                     self.bind(local, alias.range.start(), Bound::Unknown);
                 }
             }
@@ -471,6 +528,17 @@ impl<'a> Visitor<'a> for Builder<'a> {
         self.depth += 1;
         match expr {
             Expr::Call(call) => {
+                let callee = match &*call.func {
+                    Expr::Name(name) => Some(name.id.as_str()),
+                    Expr::Attribute(attr) => Some(attr.attr.as_str()),
+                    _ => None,
+                };
+                if let Some(callee) = callee {
+                    if callee == "add_argument" {
+                        self.note_cli_argument(call);
+                    }
+                    self.sem.calls_by_callee.entry(callee).or_default().push(self.sem.calls.len());
+                }
                 self.sem.calls.push(CallSite { call, scope: self.scope, cuda_guarded: self.cuda_guards > 0 });
                 visitor::walk_expr(self, expr);
             }
@@ -502,6 +570,32 @@ impl<'a> Visitor<'a> for Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
+    /// `add_argument("--learning-rate", "-l", dest=…, default=…)`: argparse's destination is
+    /// `dest`, else the first long option with dashes made underscores.
+    fn note_cli_argument(&mut self, call: &'a ast::ExprCall) {
+        let dest = match call.arguments.find_keyword("dest").map(|k| &k.value) {
+            Some(Expr::StringLiteral(s)) => s.value.to_str().to_string(),
+            Some(_) => return,
+            None => {
+                let options: Vec<&str> = call
+                    .arguments
+                    .args
+                    .iter()
+                    .filter_map(|a| match a {
+                        Expr::StringLiteral(s) => Some(s.value.to_str()),
+                        _ => None,
+                    })
+                    .collect();
+                let Some(option) = options.iter().find(|o| o.starts_with("--")).or(options.first()) else {
+                    return;
+                };
+                option.trim_start_matches('-').replace('-', "_")
+            }
+        };
+        let default = call.arguments.find_keyword("default").map(|k| (&k.value, self.scope));
+        self.sem.cli_defaults.entry(dest).or_default().push(default);
+    }
+
     /// Visits the expressions inside an assignment target (`self.x[i] = …` reads `i`).
     fn visit_target_parts(&mut self, target: &'a Expr) {
         match target {

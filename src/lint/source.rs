@@ -79,6 +79,26 @@ impl<'a> SourceFile<'a> {
             cause,
             source_line,
             source_line_start,
+            related: Vec::new(),
+        }
+    }
+
+    /// Locates a secondary span of a finding in this file.
+    pub fn locate_related(&self, path: &str, range: TextRange, label: String) -> super::Related {
+        let start = self.lines.line_column(range.start(), self.text);
+        let end = self.lines.line_column(range.end(), self.text);
+        let line = self.line_span(start.line.get());
+        let (source_line, source_line_start) =
+            window(&self.text[line.clone()], usize::from(range.start()) - line.start, start.column.get() - 1);
+        super::Related {
+            path: path.to_string(),
+            line: start.line.get(),
+            column: start.column.get(),
+            end_line: end.line.get(),
+            end_column: end.column.get(),
+            label,
+            source_line,
+            source_line_start,
         }
     }
 

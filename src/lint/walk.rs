@@ -2,7 +2,8 @@
 //! (as ripgrep does), honouring `.gitignore`, `.ignore` and hidden files; each file is linted
 //! on the thread that found it.
 
-use super::{lint_source, Finding, Selection};
+use super::imports::{FileImports, ImportCache};
+use super::{lint_source_with, Finding, Selection};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -25,6 +26,7 @@ pub struct Outcome {
 /// Lints every Python file under `paths` (a file named directly is linted whatever its extension).
 pub fn lint_paths(paths: &[PathBuf], selection: &Selection, threads: usize) -> Outcome {
     let outcome = Mutex::new(Outcome::default());
+    let cache = ImportCache::default();
     let mut roots = Vec::new();
     for path in paths {
         match std::fs::metadata(path) {
@@ -44,6 +46,7 @@ pub fn lint_paths(paths: &[PathBuf], selection: &Selection, threads: usize) -> O
         builder.require_git(false).threads(threads);
         builder.build_parallel().run(|| {
             let outcome = &outcome;
+            let cache = &cache;
             Box::new(move |entry| {
                 match entry {
                     Ok(entry) => {
@@ -52,7 +55,7 @@ pub fn lint_paths(paths: &[PathBuf], selection: &Selection, threads: usize) -> O
                             entry.file_type().is_some_and(|t| t.is_file() || (named && !t.is_dir()));
                         let is_python = entry.path().extension().is_some_and(|e| e == "py");
                         if is_file && (named || is_python) {
-                            let result = lint_file(entry.path(), selection);
+                            let result = lint_file(entry.path(), selection, cache);
                             let mut outcome = outcome.lock().unwrap();
                             match result {
                                 Ok((findings, lines)) => {
@@ -88,17 +91,77 @@ pub fn lint_paths(paths: &[PathBuf], selection: &Selection, threads: usize) -> O
     outcome
 }
 
+/// The largest file lint reads. Real source files stay far below it; past it the input is
+/// generated data or not Python at all, and reading it whole would only exhaust memory.
+pub const MAX_FILE_BYTES: u64 = 32 << 20;
+
 /// Lints one file: its findings and line count, or why it could not be read.
-pub fn lint_file(path: &Path, selection: &Selection) -> Result<(Vec<Finding>, usize), Unreadable> {
-    let shown = display(path);
-    let bytes =
-        std::fs::read(path).map_err(|err| Unreadable { path: shown.clone(), message: describe_io(&err) })?;
-    let text = String::from_utf8(bytes).map_err(|err| Unreadable {
-        path: shown.clone(),
-        message: format!("not UTF-8 text (invalid byte at offset {})", err.utf8_error().valid_up_to()),
-    })?;
+pub fn lint_file(
+    path: &Path,
+    selection: &Selection,
+    cache: &ImportCache,
+) -> Result<(Vec<Finding>, usize), Unreadable> {
+    let text = read_source(path)?;
     let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
-    Ok((lint_source(&shown, &text, selection), lines))
+    let imports = FileImports { file: path, cache };
+    Ok((lint_source_with(&display(path), &text, selection, &imports), lines))
+}
+
+/// Reads a regular file of at most [`MAX_FILE_BYTES`] as UTF-8 text. Devices, FIFOs and
+/// sockets (`lint /dev/zero`) are refused before reading: they may never end.
+pub fn read_source(path: &Path) -> Result<String, Unreadable> {
+    use std::io::Read;
+    let fail = |message: String| Unreadable { path: display(path), message };
+    let file = std::fs::File::open(path).map_err(|err| fail(describe_io(&err)))?;
+    let metadata = file.metadata().map_err(|err| fail(describe_io(&err)))?;
+    if !metadata.is_file() {
+        return Err(fail(format!("not a regular file ({})", kind_of(&metadata))));
+    }
+    if metadata.len() > MAX_FILE_BYTES {
+        return Err(fail(too_large(metadata.len())));
+    }
+    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    // The file may grow while it is read: never take more than the limit allows.
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|err| fail(describe_io(&err)))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(fail(too_large(bytes.len() as u64)));
+    }
+    String::from_utf8(bytes).map_err(|err| {
+        fail(format!("not UTF-8 text (invalid byte at offset {})", err.utf8_error().valid_up_to()))
+    })
+}
+
+fn too_large(bytes: u64) -> String {
+    format!(
+        "file too large ({:.1} MiB; lint reads Python files up to {} MiB)",
+        bytes as f64 / (1u64 << 20) as f64,
+        MAX_FILE_BYTES >> 20
+    )
+}
+
+fn kind_of(metadata: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let kind = metadata.file_type();
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+        if kind.is_fifo() {
+            return "a named pipe";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    if metadata.is_dir() {
+        "a directory"
+    } else {
+        "not a file"
+    }
 }
 
 fn display(path: &Path) -> String {

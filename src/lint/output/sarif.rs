@@ -41,6 +41,27 @@ pub fn write_sarif(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
                 message.push_str("\nhelp: ");
                 message.push_str(help);
             }
+            let related: Vec<Value> = f
+                .related
+                .iter()
+                .enumerate()
+                .map(|(id, r)| {
+                    json!({
+                        "id": id,
+                        "message": {"text": r.label},
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": uri(&r.path)},
+                            "region": {
+                                "startLine": r.line,
+                                "startColumn": r.column,
+                                "endLine": r.end_line,
+                                "endColumn": r.end_column,
+                                "snippet": {"text": r.source_line},
+                            },
+                        },
+                    })
+                })
+                .collect();
             json!({
                 "ruleId": f.code,
                 "ruleIndex": index_of(f.code),
@@ -58,6 +79,7 @@ pub fn write_sarif(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
                         },
                     },
                 }],
+                "relatedLocations": related,
             })
         })
         .collect();

@@ -18,7 +18,9 @@ pub fn write_text(out: &mut dyn Write, outcome: &Outcome, palette: &Palette) -> 
         1 => "1 file".to_string(),
         n => format!("{n} files"),
     };
-    if outcome.findings.is_empty() {
+    if outcome.files == 0 && !outcome.unreadable.is_empty() {
+        // Nothing was linted: the errors on stderr say why, and a summary would only mislead.
+    } else if outcome.findings.is_empty() {
         writeln!(out, "{}no problems found{} in {files}", palette.bold, palette.reset)?;
     } else {
         let plural = |n: usize, word: &str| if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") };
@@ -45,17 +47,43 @@ pub fn diagnostic(f: &Finding) -> Diagnostic {
         LintSeverity::Error => Severity::Error,
         LintSeverity::Warning => Severity::Warning,
     };
-    // A very long line was kept as a window that starts at `source_line_start`; blanks in
-    // front of it keep the columns true, and the renderer shows only the part around the span.
-    let source = format!("{}{}", " ".repeat(f.source_line_start), f.source_line.trim_end());
-    let line_chars = source.chars().count();
-    let end = if f.end_line == f.line { f.end_column.min(line_chars + 1) } else { line_chars + 1 };
-    let span = Span::at(f.path.as_str(), Some(f.line as u64))
-        .source(Some(source))
-        .columns(f.column, end.max(f.column + 1));
-    let d = Diagnostic::new(severity, Some(f.code), f.message.as_str()).span(span);
+    let primary =
+        source_span(&f.path, f.line, f.column, f.end_line, f.end_column, &f.source_line, f.source_line_start);
+    let mut d = Diagnostic::new(severity, Some(f.code), f.message.as_str()).span(primary);
+    // The evidence chain ("defined here", "flows here"): secondary spans, as rustc shows them.
+    for r in &f.related {
+        let span = source_span(
+            &r.path,
+            r.line,
+            r.column,
+            r.end_line,
+            r.end_column,
+            &r.source_line,
+            r.source_line_start,
+        );
+        d = d.span(span.label(r.label.as_str()).secondary());
+    }
     match &f.help {
         Some(help) => d.help(help.as_str()),
         None => d,
     }
+}
+
+/// A span over columns `column..end_column` of a source line (`end_line` past `line`: to
+/// the end of it).
+fn source_span(
+    path: &str,
+    line: usize,
+    column: usize,
+    end_line: usize,
+    end_column: usize,
+    source_line: &str,
+    source_line_start: usize,
+) -> Span {
+    // A very long line was kept as a window that starts at `source_line_start`; blanks in
+    // front of it keep the columns true, and the renderer shows only the part around the span.
+    let source = format!("{}{}", " ".repeat(source_line_start), source_line.trim_end());
+    let line_chars = source.chars().count();
+    let end = if end_line == line { end_column.min(line_chars + 1) } else { line_chars + 1 };
+    Span::at(path, Some(line as u64)).source(Some(source)).columns(column, end.max(column + 1))
 }

@@ -32,7 +32,8 @@ pub fn check(checker: &Checker) {
         let text = snippet(checker, input);
         let with_logits =
             if loss.functional { "F.binary_cross_entropy_with_logits" } else { "nn.BCEWithLogitsLoss" };
-        checker.report(
+        let evidence = checker.flow.trace(input, loss.scope, Facts::LOGITS);
+        checker.report_with(
             DOC.code,
             input.range(),
             format!(
@@ -40,6 +41,7 @@ pub fn check(checker: &Checker) {
                 loss.name()
             ),
             format!("use {with_logits} on the raw logits (or apply torch.sigmoid first)"),
+            evidence,
         );
     }
 }

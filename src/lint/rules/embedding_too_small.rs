@@ -4,7 +4,7 @@ use super::is_tokenizer;
 use super::module_int_constants;
 use super::tokens_added_without_resize::token_additions;
 use crate::lint::semantic::argument;
-use crate::lint::{Checker, RuleDoc, Severity};
+use crate::lint::{Checker, Evidence, Place, RuleDoc, Severity};
 use ruff_python_ast::Expr;
 use ruff_text_size::Ranged;
 
@@ -63,27 +63,32 @@ pub fn check(checker: &Checker) {
         // The vocabulary size, read too early.
         if let Some(tokenizer) = vocabulary_of(origin) {
             let receiver = checker.text(tokenizer.range());
-            let same: Vec<_> = additions
+            let same: Vec<_> =
+                additions.iter().filter(|a| checker.text(a.receiver.range()) == receiver).collect();
+            let later = same
                 .iter()
-                .filter(|(_, r)| checker.text(r.range()) == receiver)
-                .map(|(c, _)| c)
-                .collect();
+                .find(|add| add.call.range().start() > origin.range().start() && add.scope == origin_scope);
             let too_early = match origin {
-                Expr::Attribute(_) => !same.is_empty(),
-                _ => same.iter().any(|add| {
-                    add.range().start() > origin.range().start()
-                        && sem.calls.iter().any(|s| std::ptr::eq(s.call, **add) && s.scope == origin_scope)
-                }),
+                Expr::Attribute(_) => same.first(),
+                _ => later,
             };
-            if too_early {
+            if let Some(add) = too_early {
                 let what = checker.text(origin.range());
-                checker.report(
+                let evidence = vec![
+                    Evidence { place: Place::Here(origin.range()), label: format!("`{what}` is taken here") },
+                    Evidence {
+                        place: Place::Here(add.call.range()),
+                        label: "tokens are added here, past the table's last row".to_string(),
+                    },
+                ];
+                checker.report_with(
                     DOC.code,
                     rows.range(),
                     format!(
                         "embedding sized by `{what}`, which does not count the tokens added to `{receiver}`"
                     ),
                     format!("size it with `len({receiver})` after the tokens are added"),
+                    evidence,
                 );
             }
             continue;

@@ -1,7 +1,7 @@
 //! AS109: hard-coded CUDA in a module that chooses its device at run time.
 
-use crate::lint::semantic::Bound;
-use crate::lint::{Checker, RuleDoc, Severity};
+use crate::lint::semantic::{Bound, ClassId, ScopeId, Semantic};
+use crate::lint::{Checker, Evidence, Place, RuleDoc, Severity};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::{Ranged, TextRange};
@@ -26,11 +26,22 @@ without a GPU.",
 
 pub fn check(checker: &Checker) {
     let sem = checker.sem;
-    let Some((device, definition)) = device_variable(checker) else { return };
+    let devices = device_variables(checker);
+    if devices.is_empty() {
+        return;
+    }
     for site in &sem.calls {
-        if site.cuda_guarded || definition.contains_range(site.call.range()) {
+        if site.cuda_guarded {
             continue;
         }
+        // Only a choice this code can see: its own function's, an enclosing one's, the
+        // module's, or its class's (`self.device`) — not another function's.
+        let Some(choice) = devices.iter().find(|d| d.visible_from(sem, site.scope)) else { continue };
+        if choice.definition.contains_range(site.call.range()) {
+            continue;
+        }
+        let device = choice.name.as_str();
+        let definition = choice.definition;
         let call = site.call;
         let mut hits: Vec<(TextRange, String)> = Vec::new();
         if let Expr::Attribute(attr) = &*call.func {
@@ -57,11 +68,15 @@ pub fn check(checker: &Checker) {
             }
         }
         for (range, what) in hits {
-            checker.report(
+            checker.report_with(
                 DOC.code,
                 range,
-                format!("hard-coded {what}, but this module chooses its device at run time in `{device}`"),
+                format!("hard-coded {what}, but this code chooses its device at run time in `{device}`"),
                 format!("use `{device}` here too (`.to({device})`, `device={device}`)"),
+                vec![Evidence {
+                    place: Place::Here(definition),
+                    label: format!("`{device}` is chosen here"),
+                }],
             );
         }
     }
@@ -71,26 +86,70 @@ fn is_cuda_literal(expr: &Expr) -> bool {
     matches!(expr, Expr::StringLiteral(s) if s.value.to_str().starts_with("cuda"))
 }
 
-/// The first variable (in source order) holding a device chosen at run time, and the range
-/// of its definition.
-fn device_variable<'a>(checker: &Checker<'a>) -> Option<(&'a str, TextRange)> {
+/// A variable (or `self` attribute) holding a device chosen at run time.
+struct DeviceChoice {
+    name: String,
+    definition: TextRange,
+    /// The scope that binds the variable, or for `self.device` the class.
+    scope: ScopeId,
+    class: Option<ClassId>,
+}
+
+impl DeviceChoice {
+    fn visible_from(&self, sem: &Semantic, scope: ScopeId) -> bool {
+        if let Some(class) = self.class {
+            return sem.class_of(scope) == Some(class);
+        }
+        let mut current = Some(scope);
+        while let Some(s) = current {
+            if s == self.scope {
+                return true;
+            }
+            current = sem.scopes[s].parent;
+        }
+        false
+    }
+}
+
+/// Every device chosen at run time, in source order of the choice.
+fn device_variables(checker: &Checker) -> Vec<DeviceChoice> {
     let sem = checker.sem;
-    let mut first: Option<(&'a str, TextRange)> = None;
-    for scope in &sem.scopes {
+    let mut found = Vec::new();
+    for (scope_id, scope) in sem.scopes.iter().enumerate() {
         for (name, bindings) in &scope.bindings {
             if !sem.is_loaded(name) {
                 continue;
             }
             for binding in bindings {
                 let Bound::Value(value) = binding.value else { continue };
-                let earlier = first.is_none_or(|(_, range)| value.range().start() < range.start());
-                if earlier && chooses_device(value) {
-                    first = Some((name, value.range()));
+                if chooses_device(value) {
+                    found.push(DeviceChoice {
+                        name: name.to_string(),
+                        definition: value.range(),
+                        scope: scope_id,
+                        class: None,
+                    });
                 }
             }
         }
     }
-    first
+    for (class_id, class) in sem.classes.iter().enumerate() {
+        for (attr, bindings) in &class.attrs {
+            for (scope, binding) in bindings {
+                let Bound::Value(value) = binding.value else { continue };
+                if chooses_device(value) {
+                    found.push(DeviceChoice {
+                        name: format!("self.{attr}"),
+                        definition: value.range(),
+                        scope: *scope,
+                        class: Some(class_id),
+                    });
+                }
+            }
+        }
+    }
+    found.sort_by_key(|d| d.definition.start());
+    found
 }
 
 /// `"cuda" if torch.cuda.is_available() else "cpu"`, `torch.device("cpu")`, and the like.

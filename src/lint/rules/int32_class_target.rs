@@ -29,11 +29,13 @@ pub fn check(checker: &Checker) {
             continue;
         }
         let text = snippet(checker, target);
-        checker.report(
+        let evidence = checker.flow.trace(target, loss.scope, Facts::INT32);
+        checker.report_with(
             DOC.code,
             target.range(),
             format!("{} target `{text}` is int32; class indices must be int64 (Long)", loss.name()),
             format!("convert it: `{text}.long()`, or make the labels int64 where they are created"),
+            evidence,
         );
     }
 }

@@ -17,6 +17,7 @@ mod multinomial_invalid_probabilities;
 mod one_hot_target;
 mod softmax_into_cross_entropy;
 mod target_column_shape;
+mod target_out_of_range;
 mod tokens_added_without_resize;
 
 pub struct Rule {
@@ -37,6 +38,7 @@ pub static ALL: &[Rule] = &[
     Rule { doc: hardcoded_cuda::DOC, check: hardcoded_cuda::check },
     Rule { doc: int32_class_target::DOC, check: int32_class_target::check },
     Rule { doc: softmax_into_cross_entropy::DOC, check: softmax_into_cross_entropy::check },
+    Rule { doc: target_out_of_range::DOC, check: target_out_of_range::check },
 ];
 
 /// Source text of an expression for a message: its first line, shortened.
@@ -108,6 +110,17 @@ fn module_int_constants<'a>(checker: &Checker<'a>, matches: fn(&str) -> bool) ->
         }
         if let Some(v) = value {
             out.push((*name, v));
+        }
+    }
+    // Constants imported from a local module (`from config import NUM_CLASSES`).
+    for (local, import) in &sem.imports {
+        if import.from.is_none() || !matches(local) || !sem.is_loaded(local) {
+            continue;
+        }
+        if let Some((module, name)) = checker.flow.imported(local) {
+            if let Some(&value) = module.int_constants.get(name) {
+                out.push((*local, value));
+            }
         }
     }
     out.sort();

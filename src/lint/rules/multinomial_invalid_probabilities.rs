@@ -3,10 +3,10 @@
 use super::snippet;
 use crate::lint::flow::Facts;
 use crate::lint::semantic::{argument, is_zero_literal, Bound, ScopeId};
-use crate::lint::{Checker, RuleDoc, Severity};
+use crate::lint::{Checker, Evidence, Place, RuleDoc, Severity};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Operator};
-use ruff_text_size::Ranged;
+use ruff_text_size::{Ranged, TextRange};
 
 pub const DOC: RuleDoc = RuleDoc {
     code: "AS108",
@@ -29,21 +29,26 @@ temperature 0 is the classic trigger.",
 
 pub fn check(checker: &Checker) {
     let sem = checker.sem;
-    for site in &sem.calls {
+    let sites = sem.calls_of("multinomial").filter(|site| match sem.api_in(&site.call.func, "torch") {
+        Some(name) => name == "multinomial",
+        None => matches!(&*site.call.func, Expr::Attribute(_)),
+    });
+    for site in sites {
         let call = site.call;
-        let probs = match sem.api_in(&call.func, "torch") {
-            Some("multinomial") => argument(call, "input", Some(0)),
-            Some(_) => continue,
-            None => match &*call.func {
-                Expr::Attribute(a) if a.attr.as_str() == "multinomial" => Some(&*a.value),
-                _ => continue,
-            },
+        let probs = match &*call.func {
+            Expr::Attribute(a) if sem.api(&call.func).is_none() => Some(&*a.value),
+            _ => argument(call, "input", Some(0)),
         };
         let Some(probs) = probs else { continue };
         let (origin, scope) = checker.flow.origin(probs, site.scope);
-        if let Some(temperature) = zero_temperature(checker, origin, scope) {
+        if let Some((temperature, evidence)) = zero_temperature(checker, origin, scope) {
             let t = checker.text(temperature.range());
-            checker.report(
+            let mut chain = evidence;
+            chain.push(Evidence {
+                place: Place::Here(origin.range()),
+                label: format!("divided by `{t}` here"),
+            });
+            checker.report_with(
                 DOC.code,
                 probs.range(),
                 format!(
@@ -53,12 +58,13 @@ pub fn check(checker: &Checker) {
                 format!(
                     "treat `{t} == 0` as greedy decoding (argmax) before dividing, or use `max({t}, 1e-5)`"
                 ),
+                chain,
             );
             continue;
         }
         let facts = checker.flow.facts(probs, site.scope);
         if facts.has(Facts::LOGITS) && !checker.flow.facts_on_any_path(probs, site.scope).has(Facts::NONNEG) {
-            checker.report(
+            checker.report_with(
                 DOC.code,
                 probs.range(),
                 format!(
@@ -66,13 +72,18 @@ pub fn check(checker: &Checker) {
                     snippet(checker, probs)
                 ),
                 "pass probabilities: `torch.softmax(logits, dim=-1)`".to_string(),
+                checker.flow.trace(probs, site.scope, Facts::LOGITS),
             );
         }
     }
 }
 
-/// For `softmax(x / t)`, the divisor `t` when it can be zero.
-fn zero_temperature<'a>(checker: &Checker<'a>, expr: &'a Expr, scope: ScopeId) -> Option<&'a Expr> {
+/// For `softmax(x / t)`, the divisor `t` when it can be zero, with where the zero comes from.
+fn zero_temperature<'a>(
+    checker: &Checker<'a>,
+    expr: &'a Expr,
+    scope: ScopeId,
+) -> Option<(&'a Expr, Vec<Evidence>)> {
     let Expr::Call(call) = expr else { return None };
     let input = match checker.sem.api_in(&call.func, "torch") {
         Some("softmax") => argument(call, "input", Some(0))?,
@@ -84,34 +95,97 @@ fn zero_temperature<'a>(checker: &Checker<'a>, expr: &'a Expr, scope: ScopeId) -
     };
     let (input, scope) = checker.flow.origin(input, scope);
     let Expr::BinOp(ast::ExprBinOp { op: Operator::Div, right, .. }) = input else { return None };
-    can_be_zero(checker, right, scope).then_some(&**right)
+    let mut evidence = Vec::new();
+    can_be_zero(checker, right, scope, 0, &mut evidence).then_some((&**right, evidence))
 }
 
-fn can_be_zero(checker: &Checker, divisor: &Expr, scope: ScopeId) -> bool {
+/// Whether `divisor` can be zero: a literal 0, or a name, parameter, attribute or
+/// configuration value (argparse default, dataclass field) that can hold one, with no
+/// comparison of it where it is used. `evidence` gets the way from the zero, origin first.
+fn can_be_zero<'a>(
+    checker: &Checker<'a>,
+    divisor: &'a Expr,
+    scope: ScopeId,
+    depth: u32,
+    evidence: &mut Vec<Evidence>,
+) -> bool {
+    if depth > 8 {
+        return false;
+    }
     if is_zero_literal(divisor) {
         return true;
     }
-    let Expr::Name(name) = divisor else { return false };
     let sem = checker.sem;
-    let Some((binding_scope, binding)) = sem.lookup(scope, name.id.as_str(), name.range.start()) else {
-        return false;
+    let step = |place: TextRange, label: String, evidence: &mut Vec<Evidence>| {
+        evidence.insert(0, Evidence { place: Place::Here(place), label });
     };
-    if compared_in(checker, binding_scope, name.id.as_str()) {
-        return false;
-    }
-    let bindings = &sem.scopes[binding_scope].bindings[name.id.as_str()];
-    bindings.iter().any(|b| match &b.value {
-        Bound::Value(v) => is_zero_literal(v),
-        Bound::Param { scope: fn_scope, index, name: param, default } => {
-            default.is_some_and(is_zero_literal)
-                || checker
-                    .flow
-                    .arguments_for(*fn_scope, *index, param)
-                    .iter()
-                    .any(|(arg, _)| is_zero_literal(arg))
+    match divisor {
+        Expr::Name(name) => {
+            let Some((binding_scope, binding)) = sem.lookup(scope, name.id.as_str(), name.range.start())
+            else {
+                return false;
+            };
+            if compared_in(checker, binding_scope, name.id.as_str()) {
+                return false;
+            }
+            match &binding.value {
+                Bound::Value(v) => {
+                    let zero = can_be_zero(checker, v, binding_scope, depth + 1, evidence);
+                    if zero {
+                        step(v.range(), format!("`{}` is assigned here", name.id), evidence);
+                    }
+                    zero
+                }
+                Bound::Param { scope: fn_scope, index, name: param, default } => {
+                    if let Some(default) = default.filter(|d| is_zero_literal(d)) {
+                        step(default.range(), format!("`{param}` defaults to 0"), evidence);
+                        return true;
+                    }
+                    for (arg, arg_scope) in checker.flow.arguments_for(*fn_scope, *index, param) {
+                        if can_be_zero(checker, arg, arg_scope, depth + 1, evidence) {
+                            step(arg.range(), format!("passed as `{param}` here"), evidence);
+                            return true;
+                        }
+                    }
+                    false
+                }
+                _ => false,
+            }
+        }
+        Expr::Attribute(attr) => {
+            let function = function_scope(checker, scope);
+            if function.is_some_and(|f| compared_in(checker, f, attr.attr.as_str())) {
+                return false;
+            }
+            let value = match checker.flow.origin(divisor, scope) {
+                (v, s) if !std::ptr::eq(v, divisor) => Some((v, s)),
+                _ => None,
+            };
+            let Some((value, value_scope)) = value else { return false };
+            if value_scope != scope && compared_in(checker, value_scope, attr.attr.as_str()) {
+                return false;
+            }
+            let zero = can_be_zero(checker, value, value_scope, depth + 1, evidence);
+            if zero {
+                let what = checker.text(attr.range());
+                step(value.range(), format!("`{what}` can be 0: it comes from here"), evidence);
+            }
+            zero
         }
         _ => false,
-    }) && matches!(binding.value, Bound::Value(_) | Bound::Param { .. })
+    }
+}
+
+/// The innermost function scope around `scope`.
+fn function_scope(checker: &Checker, scope: ScopeId) -> Option<ScopeId> {
+    let mut current = Some(scope);
+    while let Some(s) = current {
+        if checker.sem.function(s).is_some() {
+            return Some(s);
+        }
+        current = checker.sem.scopes[s].parent;
+    }
+    None
 }
 
 /// Whether the function of `scope` compares `name` (`if t == 0`, `t > 0`, `max(t, eps)`): then
@@ -127,7 +201,12 @@ fn compared_in(checker: &Checker, scope: ScopeId, name: &str) -> bool {
             if self.found || self.depth > 200 {
                 return;
             }
-            let mentions = |e: &Expr| matches!(e, Expr::Name(n) if n.id.as_str() == self.name);
+            // `t`, or the field of a configuration (`args.temperature`, `self.temperature`).
+            let mentions = |e: &Expr| match e {
+                Expr::Name(n) => n.id.as_str() == self.name,
+                Expr::Attribute(a) => a.attr.as_str() == self.name,
+                _ => false,
+            };
             match expr {
                 Expr::Compare(cmp) if mentions(&cmp.left) || cmp.comparators.iter().any(mentions) => {
                     self.found = true
@@ -148,7 +227,12 @@ fn compared_in(checker: &Checker, scope: ScopeId, name: &str) -> bool {
         }
         fn visit_stmt(&mut self, stmt: &'b ast::Stmt) {
             if let ast::Stmt::If(stmt_if) = stmt {
-                if matches!(&*stmt_if.test, Expr::Name(n) if n.id.as_str() == self.name) {
+                let named = match &*stmt_if.test {
+                    Expr::Name(n) => n.id.as_str() == self.name,
+                    Expr::Attribute(a) => a.attr.as_str() == self.name,
+                    _ => false,
+                };
+                if named {
                     self.found = true;
                 }
             }

@@ -30,7 +30,8 @@ pub fn check(checker: &Checker) {
             continue;
         }
         let text = snippet(checker, target);
-        checker.report(
+        let evidence = checker.flow.trace(target, loss.scope, Facts::ONE_HOT);
+        checker.report_with(
             DOC.code,
             target.range(),
             format!(
@@ -38,6 +39,7 @@ pub fn check(checker: &Checker) {
                 loss.name()
             ),
             format!("pass the class indices instead: `{text}.argmax(dim=1)`, or the labels before `one_hot`"),
+            evidence,
         );
     }
 }

@@ -46,6 +46,7 @@ pub fn check(checker: &Checker) {
                 "pass the raw logits; keep softmax for predictions only".to_string(),
             ),
         };
-        checker.report(DOC.code, input.range(), message, help);
+        let evidence = checker.flow.trace(input, loss.scope, Facts::SOFTMAX);
+        checker.report_with(DOC.code, input.range(), message, help, evidence);
     }
 }

@@ -29,11 +29,13 @@ pub fn check(checker: &Checker) {
             continue;
         }
         let text = snippet(checker, target);
-        checker.report(
+        let evidence = checker.flow.trace(target, loss.scope, Facts::COLUMN);
+        checker.report_with(
             DOC.code,
             target.range(),
             format!("{} target `{text}` has shape [N, 1]; class targets must be [N]", loss.name()),
             format!("flatten it: `{text}.squeeze(1)` (or drop the reshape that made the column)"),
+            evidence,
         );
     }
 }
