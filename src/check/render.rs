@@ -68,7 +68,8 @@ pub fn human(outcome: &Outcome, p: &Palette) -> String {
             let _ = writeln!(out, "   {}={} … and {} more", p.gutter, p.reset, thousands(total - shown));
         }
         if f.severity == Severity::Error {
-            help_line(&mut out, p, crate::kb::KnowledgeBase::get().expect_cause(f.cause));
+            let cause = crate::kb::KnowledgeBase::get().expect_cause(f.cause);
+            help_line(&mut out, p, cause, f.fix.as_deref());
         }
     }
     let errors = outcome.findings.iter().filter(|f| f.severity == Severity::Error).count();
@@ -104,8 +105,9 @@ pub fn human(outcome: &Outcome, p: &Palette) -> String {
     out
 }
 
-/// `= help: <the fix's first sentence>` and `= note: <title>; assertscope rules <id>`.
-pub fn help_line(out: &mut String, p: &Palette, cause: &crate::kb::Cause) {
+/// `= help: <the fix's first sentence>` and `= note: <title>; assertscope rules <id>`; the
+/// fix is the finding's own when it has one, else its cause's.
+pub fn help_line(out: &mut String, p: &Palette, cause: &crate::kb::Cause, fix: Option<&str>) {
     let _ = writeln!(
         out,
         "   {}={} {}help{}: {}",
@@ -113,7 +115,7 @@ pub fn help_line(out: &mut String, p: &Palette, cause: &crate::kb::Cause) {
         p.reset,
         p.help,
         p.reset,
-        first_sentence(&cause.fix)
+        first_sentence(fix.unwrap_or(&cause.fix))
     );
     let _ = writeln!(
         out,

@@ -330,7 +330,7 @@ fn human(result: &ScanResult, args: &ScanArgs, p: &Palette) -> String {
         }
         if let Some(cause) = crate::kb::KnowledgeBase::get().cause(&f.cause).filter(|_| f.severity == "error")
         {
-            crate::check::render::help_line(&mut out, p, cause);
+            crate::check::render::help_line(&mut out, p, cause, None);
         }
     }
     let errors = result.findings.iter().filter(|f| f.severity == "error").count();
