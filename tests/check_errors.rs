@@ -71,3 +71,20 @@ fn garbage_in_every_format_is_an_error_not_a_panic() {
         check_fails(dir.path(), &[&name], &[&name]);
     }
 }
+
+#[test]
+fn parquet_codecs_of_the_usual_writers_are_read_and_brotli_is_named() {
+    let dir = tempdir();
+    py(
+        dir.path(),
+        "import pyarrow as pa, pyarrow.parquet as pq\nt = pa.table({'label': [i % 3 for i in range(1000)]})\n\
+         for c in ('snappy', 'zstd', 'gzip', 'lz4', 'none', 'brotli'):\n    pq.write_table(t, f'{c}.parquet', compression=c)",
+    );
+    for codec in ["snappy", "zstd", "gzip", "lz4", "none"] {
+        let file = format!("{codec}.parquet");
+        let run = check_json(dir.path(), &[&file, "--num-classes", "3"], 0);
+        assert_eq!(run.diagnosis("none")["values"]["rows"], 1000, "{codec}");
+    }
+    // Brotli is not built in (a slow crate to build for a codec training data rarely uses).
+    check_fails(dir.path(), &["brotli.parquet", "--num-classes", "3"], &["brotli.parquet", "BROTLI"]);
+}

@@ -43,6 +43,11 @@ class Broken(Dataset):
 
 broken = DataLoader(Broken(), batch_size=4)
 
+padded_labels = torch.arange(200) % 4
+padded_labels[17] = -1
+padded_labels[[5, 6]] = -100
+padded = DataLoader(torch.utils.data.TensorDataset(torch.zeros(200, 2), padded_labels), batch_size=16)
+
 if __name__ == "__main__":
     raise SystemExit("training must not start during a scan")
 "#;
@@ -113,4 +118,27 @@ fn a_failing_dataset_or_a_bad_target_is_one_line_and_exit_2() {
     let run = scan(dir.path(), &["missing.py:x"]);
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("missing.py: no such file"), "{}", run.stderr);
+}
+
+#[test]
+fn the_histogram_counts_every_label_with_negative_and_ignored_ones_flagged() {
+    if !has_modules(&["torch"]) {
+        return;
+    }
+    let dir = tempdir();
+    std::fs::write(dir.path().join("train.py"), TRAIN).unwrap();
+    let run = scan(dir.path(), &["train.py:padded", "--num-classes", "4"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let bar = |label: &str| {
+        run.stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{label} │")))
+            .unwrap_or_else(|| panic!("no bar for {label}:\n{}", run.stdout))
+            .to_string()
+    };
+    // 200 labels: the percentages are of all of them, -1 and the ignored -100 included.
+    assert!(bar("0").ends_with(" 50  25.0%"), "{}", bar("0"));
+    assert!(bar("1").ends_with(" 48  24.0%"), "{}", bar("1"));
+    assert!(bar("-1").ends_with(" 1   0.5%  ← out of range"), "{}", bar("-1"));
+    assert!(bar("-100").ends_with(" 2   1.0%  (ignored)"), "{}", bar("-100"));
 }

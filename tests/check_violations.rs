@@ -148,8 +148,51 @@ fn features_and_labels_row_counts() {
         (d["values"]["feature_rows"].clone(), d["values"]["label_rows"].clone()),
         (json!(100), json!(99))
     );
+    // The fix is about pairing rows, not the flatten of a batch-size mismatch in a model.
+    let fix = d["fix"].as_str().unwrap();
+    assert!(fix.contains("row i of one belongs to row i of the other") && !fix.contains("flatten"), "{fix}");
+    let human = assertscope(dir.path(), &["check", "y.npy", "--num-classes", "3", "--features", "X.npy"]);
+    let help = human.stdout.lines().find(|l| l.contains("= help:")).unwrap_or_default();
+    assert!(
+        help.contains("Rebuild the features and the labels") && !help.contains("flatten"),
+        "{}",
+        human.stdout
+    );
     check_json(dir.path(), &["y_ok.npy", "--num-classes", "3", "--features", "X.npy"], 0);
     check_json(dir.path(), &["y_ok.npy", "--num-classes", "3", "--features", "X.csv"], 0);
+}
+
+#[test]
+fn the_ignore_index_is_not_the_range_of_the_ids() {
+    has_modules(&["numpy", "PIL"]);
+    let dir = tempdir();
+    py(
+        dir.path(),
+        "import numpy as np, os\nfrom PIL import Image\nos.mkdir('masks')\n\
+         for i in range(3):\n    m = np.zeros((8, 8), np.uint8)\n    m[0, :4] = 255\n\
+         \x20   if i == 1: m[2, :] = 30\n    Image.fromarray(m).save(f'masks/{i}.png')\n\
+         y = np.arange(100) % 10 + 1\ny[[4, 9]] = -100\nnp.save('one_based.npy', y)",
+    );
+    let args = ["masks", "--task", "segmentation", "--num-classes", "21", "--ignore-index", "255"];
+    let run = check_json(dir.path(), &args, 1);
+    let d = run.diagnosis("target-out-of-range");
+    let text = d["evidence"][0]["text"].as_str().unwrap();
+    assert_eq!(text, "8 mask pixels are >= num_classes 21 (max 30)");
+    assert_eq!(
+        (d["values"]["max"].clone(), d["values"]["bad_values"].clone()),
+        (json!(30), json!([{"value": 30, "count": 8}]))
+    );
+    // -100 is padding the loss skips: the labels still read as 1-based, with or without a bound.
+    let run = check_json(dir.path(), &["one_based.npy", "--num-classes", "10", "--ignore-index", "-100"], 1);
+    let text = run.diagnosis("target-out-of-range")["evidence"][0]["text"].as_str().unwrap().to_string();
+    assert!(text.contains("(min 1, max 10, and 0 never appears)") && text.contains("1-based"), "{text}");
+    let run = check_json(dir.path(), &["one_based.npy", "--ignore-index", "-100"], 0);
+    let notes = run.secondary();
+    assert!(notes.iter().any(|(_, t)| t.contains("start at 1 (min 1, max 10")), "{notes:?}");
+    assert!(
+        notes.iter().any(|(_, t)| t.contains("span 1..=10, so the model needs at least 11 outputs")),
+        "{notes:?}"
+    );
 }
 
 #[test]

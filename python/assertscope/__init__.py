@@ -37,5 +37,19 @@ def __getattr__(name):
     raise AttributeError(f"module 'assertscope' has no attribute {name!r}")
 
 
+def load_ipython_extension(ipython):
+    """`%load_ext assertscope`: the guard on for the kernel, GuardErrors drawn as reports, and
+    `%assertscope` (alias `%explain`) to explain the last exception."""
+    from ._notebook import load_ipython_extension
+
+    load_ipython_extension(ipython)
+
+
+def unload_ipython_extension(ipython):
+    from ._notebook import unload_ipython_extension
+
+    unload_ipython_extension(ipython)
+
+
 def __dir__():
     return sorted(list(globals()) + list(_LAZY) + ["__version__"])

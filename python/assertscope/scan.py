@@ -220,6 +220,8 @@ class Scanner:
         self.label_dtype = None
         self.label_name = None
         self.class_counts = None
+        # Labels outside the class histogram (negative ids, the ignore index): value -> count.
+        self.other_counts = collections.Counter()
         self.samples = 0
         self.batch_sizes = []
 
@@ -371,6 +373,10 @@ class Scanner:
             counts = torch.bincount(counted.flatten(), minlength=bound or 0)
             if counts.numel() <= 100000:
                 self.add_counts(counts)
+        others = y[~valid | (y < 0)]
+        if others.numel():
+            values, counts = torch.unique(others, return_counts=True)
+            self.other_counts.update(dict(zip(values.tolist(), counts.tolist())))
         negative = valid & (y < 0)
         if bool(negative.any()):
             bad = per_sample(negative, len(indices))
@@ -497,6 +503,10 @@ def model_has_batchnorm(spec):
 
 
 class Progress:
+    """One line on a terminal's stderr, redrawn at most ten times a second: batches done,
+    samples/s and the time left. Nothing at all when stderr is not a terminal, so that
+    logs and pipes get only the report."""
+
     def __init__(self, total, enabled):
         self.total = total
         self.enabled = enabled and sys.stderr.isatty()
@@ -510,23 +520,38 @@ class Progress:
         if now - self.last < 0.1 and done != self.total:
             return
         self.last = now
-        rate = samples / max(now - self.start, 1e-9)
+        elapsed = max(now - self.start, 1e-9)
+        rate = samples / elapsed
         if self.total:
             width = 30
             filled = int(width * done / self.total)
             bar = "#" * filled + "." * (width - filled)
-            text = f"\rscan: batch {done}/{self.total} [{bar}] {100 * done // self.total:3d}%  {rate:,.0f} samples/s"
+            left = elapsed * (self.total - done) / done
+            text = (
+                f"\rscan: batch {done}/{self.total} [{bar}] {100 * done // self.total:3d}%"
+                f"  {rate:,.0f} samples/s  ETA {duration(left)}"
+            )
         else:
             text = f"\rscan: batch {done}  {rate:,.0f} samples/s"
-        sys.stderr.write(text)
+        sys.stderr.write(text + "\033[K")
         sys.stderr.flush()
 
     def close(self, done, samples):
+        if not self.enabled:
+            return
         elapsed = time.monotonic() - self.start
-        if self.enabled:
-            sys.stderr.write("\r\033[K")
-        sys.stderr.write(f"scan: {done} batches, {samples:,} samples in {elapsed:.1f}s\n")
+        sys.stderr.write(f"\r\033[Kscan: {done} batches, {samples:,} samples in {duration(elapsed)}\n")
         sys.stderr.flush()
+
+
+def duration(seconds):
+    """ "42s", "3m07s", "1h02m" """
+    seconds = int(seconds + 0.5)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
 # --------------------------------------------------------------------------- main
@@ -600,6 +625,8 @@ def scan(args) -> dict:
                 "min": scanner.label_min,
                 "max": scanner.label_max,
                 "class_counts": scanner.class_counts,
+                "other_counts": sorted(scanner.other_counts.items()),
+                "ignore_index": args.ignore_index if args.ignore_index is not None else CE_IGNORE_INDEX,
             },
             "findings": [f.to_json() for f in scanner.findings.values()],
         }

@@ -110,15 +110,16 @@ fn diagnostic(outcome: &Outcome, f: &Finding) -> Diagnostic {
         d = d.note("", format!("… and {} more", thousands(total - shown)));
     }
     if f.severity == Severity::Error {
-        d = with_cause_help(d, crate::kb::KnowledgeBase::get().expect_cause(f.cause));
+        d = with_cause_help(d, crate::kb::KnowledgeBase::get().expect_cause(f.cause), f.fix.as_deref());
     }
     d
 }
 
-/// `= help: <the fix's first sentence>` and `= note: <title>; assertscope rules <id>`.
-pub fn with_cause_help(d: Diagnostic, cause: &crate::kb::Cause) -> Diagnostic {
+/// `= help: <the fix's first sentence>` and `= note: <title>; assertscope rules <id>`; the
+/// fix is the finding's own when it has one, else its cause's.
+pub fn with_cause_help(d: Diagnostic, cause: &crate::kb::Cause, fix: Option<&str>) -> Diagnostic {
     d.note("note", format!("{}; `assertscope rules {}` explains it", cause.title, cause.id))
-        .help(first_sentence(&cause.fix))
+        .help(first_sentence(fix.unwrap_or(&cause.fix)))
 }
 
 /// The first sentence of a KB paragraph (up to the first ". " outside code).

@@ -46,7 +46,11 @@ fn diagnosis(outcome: &Outcome, f: &Finding) -> Diagnosis {
                 code: None,
             })
         });
-    from_kb(f.cause, f.confidence, location, evidence, values)
+    let mut diagnosis = from_kb(f.cause, f.confidence, location, evidence, values);
+    if let Some(fix) = &f.fix {
+        diagnosis.fix = fix.clone();
+    }
+    diagnosis
 }
 
 /// The `none` diagnosis of clean data, carrying the summary and the class counts.

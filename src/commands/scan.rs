@@ -103,6 +103,12 @@ pub struct LabelSummary {
     pub min: Option<i64>,
     pub max: Option<i64>,
     pub class_counts: Option<Vec<u64>>,
+    /// Labels outside the class histogram (negative ids, the ignore index) and their
+    /// counts, so that the histogram's percentages are of every label.
+    #[serde(default)]
+    pub other_counts: Vec<(i64, u64)>,
+    #[serde(default)]
+    pub ignore_index: Option<i64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -288,7 +294,7 @@ fn diagnostic(result: &ScanResult, f: &ScanFinding) -> Diagnostic {
         d = d.note("", format!("… {} bad samples in all", thousands(f.count)));
     }
     match crate::kb::KnowledgeBase::get().cause(&f.cause) {
-        Some(cause) if f.severity == Severity::Error => with_cause_help(d, cause),
+        Some(cause) if f.severity == Severity::Error => with_cause_help(d, cause, None),
         _ => d,
     }
 }
@@ -331,18 +337,19 @@ fn human(result: &ScanResult, args: &ScanArgs, p: &Palette) -> String {
             let _ = writeln!(out, "  {}", facts.join("; "));
         }
         if let Some(counts) = label.class_counts.as_ref().filter(|c| !c.is_empty() && c.len() <= 64) {
-            let bars: Vec<Bar> = counts
-                .iter()
-                .enumerate()
-                .map(|(i, &c)| Bar {
-                    label: i.to_string(),
-                    count: c,
-                    flag: if args.labels.num_classes.is_some_and(|n| i as i64 >= n) {
-                        Flag::OutOfRange
-                    } else {
-                        Flag::Valid
-                    },
-                })
+            let flag = |v: i64| {
+                if Some(v) == label.ignore_index {
+                    Flag::Ignored
+                } else if v < 0 || args.labels.num_classes.is_some_and(|n| v >= n) {
+                    Flag::OutOfRange
+                } else {
+                    Flag::Valid
+                }
+            };
+            let classes = counts.iter().enumerate().map(|(i, &c)| (i as i64, c));
+            let bars: Vec<Bar> = classes
+                .chain(label.other_counts.iter().copied())
+                .map(|(v, count)| Bar { label: v.to_string(), count, flag: flag(v) })
                 .collect();
             out.push('\n');
             out.push_str(&histogram::draw(&bars, p));

@@ -99,6 +99,12 @@ def test_indices_are_dataset_indices_with_workers_and_shuffle(module):
     assert result["batches"] == 10 and result["samples"] == 40
 
 
+def test_labels_outside_the_class_counts_are_counted_too(module):
+    label = run(module, "shuffled", "--num-classes", "5")["label"]
+    assert label["other_counts"] == [[-1, 1]] and label["ignore_index"] == -100
+    assert sum(label["class_counts"]) + 1 == 40
+
+
 def test_unbatched_loader_and_iterable_dataset(module):
     result = run(module, "unbatched", "--num-classes", "5")
     by_check = {f["check"]: f for f in result["findings"]}

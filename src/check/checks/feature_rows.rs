@@ -6,7 +6,8 @@
 //! Example: `X.npy` with 60,000 rows and `y.csv` with 59,999 after a header mix-up.
 //! Fix: rebuild both from the same filtered table.
 
-use super::{thousands, Context, Finding, Severity};
+use super::{hint, thousands, Context, Finding, Severity};
+use serde_json::json;
 
 pub fn check(ctx: &Context) -> Vec<Finding> {
     let Some(f) = &ctx.outcome.features else { return Vec::new() };
@@ -25,6 +26,7 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
             thousands(labels)
         ),
     )
+    .fix(hint("features-labels-rows", json!({})))
     .value("feature_rows", f.rows)
     .value("label_rows", labels)]
 }

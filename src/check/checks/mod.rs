@@ -42,6 +42,10 @@ pub struct Finding {
     pub message: String,
     pub examples: Vec<Example>,
     pub values: Map<String, Value>,
+    /// The fix when this finding needs another than its cause's: the cause's fix is
+    /// written for the error in a training run, and a finding about files may need
+    /// its own.
+    pub fix: Option<String>,
 }
 
 impl Finding {
@@ -50,7 +54,16 @@ impl Finding {
             Severity::Error => Confidence::High,
             _ => Confidence::Medium,
         };
-        Finding { check, cause, severity, confidence, message, examples: Vec::new(), values: Map::new() }
+        Finding {
+            check,
+            cause,
+            severity,
+            confidence,
+            message,
+            examples: Vec::new(),
+            values: Map::new(),
+            fix: None,
+        }
     }
 
     fn examples(mut self, ex: &Examples) -> Finding {
@@ -61,6 +74,11 @@ impl Finding {
 
     fn value(mut self, key: &str, value: impl Into<Value>) -> Finding {
         self.values.insert(key.to_string(), value.into());
+        self
+    }
+
+    fn fix(mut self, text: String) -> Finding {
+        self.fix = Some(text);
         self
     }
 
@@ -118,8 +136,27 @@ impl Context<'_> {
         }
     }
 
+    /// The smallest and largest id, leaving out the ignore index: the loss skips it, so
+    /// a void label 255 or a padding -100 is not the range a model must cover.
     fn min_max(&self) -> Option<(i64, i64)> {
-        self.stats.int_range()
+        let Some(ignore) = self.outcome.bounds.ignore else { return self.stats.int_range() };
+        let s = self.stats;
+        let seen = |v: &i64| *v != ignore;
+        let mut in_hist = s.hist.iter().enumerate().filter(|(v, &c)| c > 0 && seen(&(*v as i64)));
+        let first = in_hist.next().map(|(v, _)| v as i64);
+        let last = in_hist.next_back().map(|(v, _)| v as i64).or(first);
+        let o = &s.rare.outside;
+        let (mut omin, mut omax) = (None, None);
+        if o.count > 0 {
+            // `distinct` holds every value outside the histogram unless it overflowed;
+            // then its min and max stand for the values it could not keep.
+            let kept = || o.distinct.keys().copied().filter(seen);
+            omin = if o.overflowed && o.min != ignore { Some(o.min) } else { kept().min() };
+            omax = if o.overflowed && o.max != ignore { Some(o.max) } else { kept().max() };
+        }
+        let min = [first, omin].into_iter().flatten().min()?;
+        let max = [last, omax].into_iter().flatten().max()?;
+        Some((min, max))
     }
 
     /// Min and max into a finding's values.
