@@ -1,12 +1,6 @@
 use clap::Parser;
 use std::process::ExitCode;
 
-#[cfg(not(unix))]
-compile_error!(
-    "assertscope supports Unix systems (Linux, macOS) only: `run` needs Unix process groups, signals and \
-     pseudo-terminals. On Windows use the Python package: `import assertscope; assertscope.guard()`."
-);
-
 fn main() -> ExitCode {
     let cli = assertscope::cli::Cli::parse();
     match cli.command.execute() {

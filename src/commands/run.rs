@@ -237,11 +237,8 @@ fn ending(outcome: &Outcome, program: &str) -> String {
 }
 
 fn nix_signal_name(sig: i32) -> String {
-    #[cfg(unix)]
-    {
-        if let Ok(s) = nix::sys::signal::Signal::try_from(sig) {
-            return s.as_str().to_string();
-        }
+    match nix::sys::signal::Signal::try_from(sig) {
+        Ok(s) => s.as_str().to_string(),
+        Err(_) => format!("signal {sig}"),
     }
-    format!("signal {sig}")
 }
