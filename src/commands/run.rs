@@ -34,7 +34,7 @@ pub struct RunArgs {
     /// Keep each process's guard report in DIR (e.g. a shared directory for a multi-node job)
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
-    /// Seconds the command may keep running after a process failed, before it is stopped
+    /// Seconds the command may keep running after a failed process exited, before it is stopped
     #[arg(long, value_name = "SECONDS", default_value = "5", value_parser = parse_grace)]
     pub grace: Duration,
     /// Pass output through pipes even on a terminal (no pseudo-terminal)

@@ -44,8 +44,8 @@ pub struct Options {
     pub sink: Sink,
     /// Use a pseudo-terminal for the child's output.
     pub pty: bool,
-    /// After a guard report, how long the command may take to exit on its own before it
-    /// is stopped (other ranks may be blocked in a collective).
+    /// How long the command may run on after a process that failed (wrote a guard report)
+    /// has exited, before it is stopped: the other ranks may be blocked in a collective.
     pub grace: Duration,
     /// Keep the guard reports here instead of in a private temporary directory.
     pub report_dir: Option<PathBuf>,
