@@ -16,6 +16,9 @@ pub mod env {
     pub const CPU: &str = "ASSERTSCOPE_CPU";
     /// Where `run` and `scan` put the injected package (read by the binary only).
     pub const TMPDIR: &str = "ASSERTSCOPE_TMPDIR";
+    /// The run a guard report belongs to: `run` ignores reports of other runs in a reused
+    /// report directory.
+    pub const RUN_ID: &str = "ASSERTSCOPE_RUN_ID";
 }
 
 /// The guard's modes; the first is the default.

@@ -4,6 +4,14 @@
 //! (streaming log parsing into events), [`diagnose`] (events to a [`report::Report`]),
 //! [`render`] (human and JSON output) and [`commands`] (one module per subcommand).
 
+// Unix is the supported platform: `run` is built on Unix processes, signals, pipes and
+// pseudo-terminals, and half-compiled fallbacks would only pretend otherwise.
+#[cfg(not(unix))]
+compile_error!(
+    "assertscope supports Unix systems (Linux, macOS) only: `run` needs Unix signals, pipes and \
+     pseudo-terminals. On Windows use the Python package: `import assertscope; assertscope.guard()`."
+);
+
 pub mod check;
 pub mod cli;
 pub mod commands;

@@ -6,40 +6,60 @@ use std::path::{Path, PathBuf};
 
 include!(concat!(env!("OUT_DIR"), "/python_files.rs"));
 
+pub mod private_dir;
+
 /// The `sitecustomize` placed first on the child's PYTHONPATH: it notes that a Python
-/// process started, then hands over to the package's start-up hook.
+/// process started (in the private directory it lives in, never in a shared one), then
+/// hands over to the package's start-up hook.
 const SITECUSTOMIZE_SHIM: &str = r#"# Written by `assertscope run`: switch the guard on in this Python process.
 import os as _os
 
-_d = _os.environ.get("ASSERTSCOPE_REPORT_DIR")
-if _d:
+try:
+    _fd = _os.open(
+        _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "python-processes"),
+        _os.O_WRONLY | _os.O_APPEND | _os.O_CREAT | getattr(_os, "O_NOFOLLOW", 0),
+        0o600,
+    )
     try:
-        with open(_os.path.join(_d, "python-processes"), "a") as _f:
-            _f.write("%d\n" % _os.getpid())
-    except OSError:
-        pass
-del _d, _os
+        _os.write(_fd, b"%d\n" % _os.getpid())
+    finally:
+        _os.close(_fd)
+except OSError:
+    pass
+del _os
 import assertscope._inject.sitecustomize  # noqa: E402,F401
 "#;
 
+/// The file in which the shim lists the Python processes it ran in.
+pub const PYTHON_PROCESSES: &str = "python-processes";
+
 /// A directory holding `assertscope/…` (the embedded package), removed on drop.
+///
+/// Another local user must never be able to put code in it: it is created by one
+/// `mkdir(…, 0700)` under an unpredictable name (no window in which it is accessible),
+/// checked to be ours before anything is written, and every file in it is created with
+/// `O_EXCL | O_NOFOLLOW`.
 pub struct Materialized {
     dir: PathBuf,
 }
 
 impl Materialized {
-    /// Writes the embedded package into a fresh private temporary directory.
+    /// Writes the embedded package into a fresh private temporary directory, after
+    /// removing those that runs which died without cleaning up left behind.
     pub fn create() -> anyhow::Result<Materialized> {
-        let base = scratch_base();
-        let dir =
-            unique_dir(&base).context("creating a temporary directory for the injected Python package")?;
+        let base = scratch_base()?;
+        check_base(&base)?;
+        private_dir::remove_stale(&base);
+        let dir = private_dir::create(&base).with_context(|| {
+            format!("{}: cannot create a private directory for the injected Python package", base.display())
+        })?;
         let this = Materialized { dir };
         for (rel, text) in FILES {
             let path = this.dir.join(rel);
             if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+                private_dir::create_parents(&this.dir, parent)?;
             }
-            std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+            private_dir::write_new(&path, text.as_bytes())?;
         }
         Ok(this)
     }
@@ -52,18 +72,24 @@ impl Materialized {
     /// Puts the start-up hook (a `sitecustomize`) beside the package, so that every Python
     /// process with this directory on its PYTHONPATH arms the guard as it starts.
     pub fn install_start_up_hook(&self) -> anyhow::Result<()> {
-        let path = self.dir.join("sitecustomize.py");
-        std::fs::write(&path, SITECUSTOMIZE_SHIM).with_context(|| format!("writing {}", path.display()))
+        private_dir::write_new(&self.dir.join("sitecustomize.py"), SITECUSTOMIZE_SHIM.as_bytes())
     }
 
     /// PYTHONPATH for a child: this directory first, then whatever the user had.
     pub fn pythonpath(&self) -> std::ffi::OsString {
         let mut pythonpath = std::ffi::OsString::from(&self.dir);
         if let Some(existing) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
-            pythonpath.push(if cfg!(windows) { ";" } else { ":" });
+            pythonpath.push(":");
             pythonpath.push(existing);
         }
         pythonpath
+    }
+
+    /// How many Python processes the start-up hook ran in.
+    pub fn python_processes(&self) -> usize {
+        std::fs::read_to_string(self.dir.join(PYTHON_PROCESSES))
+            .map(|s| s.lines().filter(|l| !l.trim().is_empty()).count())
+            .unwrap_or(0)
     }
 }
 
@@ -73,52 +99,43 @@ impl Drop for Materialized {
     }
 }
 
-/// Where the package goes: `ASSERTSCOPE_TMPDIR` if set, else `/dev/shm` where it is a
-/// writable memory file system (creating and removing a few dozen files there costs
-/// microseconds, on a busy disk tens of milliseconds), else the system temporary directory.
-fn scratch_base() -> PathBuf {
+/// Where the package goes: `ASSERTSCOPE_TMPDIR` if set (made absolute, as the child may
+/// change directory), else `/dev/shm` where it is a writable memory file system (creating
+/// and removing a few dozen files there costs microseconds, on a busy disk tens of
+/// milliseconds), else the system temporary directory.
+fn scratch_base() -> anyhow::Result<PathBuf> {
     if let Some(dir) = std::env::var_os(crate::contract::env::TMPDIR).filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
+        return std::path::absolute(&dir).with_context(|| {
+            format!("ASSERTSCOPE_TMPDIR={}: cannot make it absolute", Path::new(&dir).display())
+        });
     }
     let shm = Path::new("/dev/shm");
     if cfg!(target_os = "linux") && is_writable_dir(shm) {
-        return shm.to_path_buf();
+        return Ok(shm.to_path_buf());
     }
-    std::env::temp_dir()
+    Ok(std::env::temp_dir())
+}
+
+/// A directory others can write to must have the sticky bit (as /tmp and /dev/shm do):
+/// without it they could rename our private directory away and put theirs in its place.
+fn check_base(base: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(base)
+        .with_context(|| format!("{}: cannot use it as the temporary directory", base.display()))?;
+    anyhow::ensure!(meta.is_dir(), "{}: not a directory (set ASSERTSCOPE_TMPDIR to one)", base.display());
+    let mode = meta.permissions().mode();
+    anyhow::ensure!(
+        mode & 0o022 == 0 || mode & 0o1000 != 0,
+        "{}: others can write to it and it has no sticky bit, so a private directory in it could be swapped \
+         (use a directory only you can write to: set ASSERTSCOPE_TMPDIR)",
+        base.display()
+    );
+    Ok(())
 }
 
 fn is_writable_dir(dir: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else { return false };
-        // SAFETY: access(2) only reads the NUL-terminated path.
-        dir.is_dir() && unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } == 0
-    }
-    #[cfg(not(unix))]
-    {
-        dir.is_dir()
-    }
-}
-
-fn unique_dir(base: &Path) -> std::io::Result<PathBuf> {
-    let pid = std::process::id();
-    let nanos =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-    for attempt in 0..100u32 {
-        let dir = base.join(format!("assertscope-{pid}-{nanos:x}-{attempt}"));
-        match std::fs::create_dir(&dir) {
-            Ok(()) => {
-                #[cfg(unix)]
-                {
-                    use std::os::unix::fs::PermissionsExt;
-                    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
-                }
-                return Ok(dir);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "no free temporary directory name"))
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else { return false };
+    // SAFETY: access(2) only reads the NUL-terminated path.
+    dir.is_dir() && unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } == 0
 }

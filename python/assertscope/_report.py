@@ -1,6 +1,10 @@
 """Guard reports for `assertscope run`: one JSON file per GuardError, written to
-$ASSERTSCOPE_REPORT_DIR as guard-<host>-<pid>-<n>.json (temp file + rename, so a reader
-never sees half a file).
+$ASSERTSCOPE_REPORT_DIR as guard-<run>-<host>-<pid>-<n>.json, <run> being the run's id
+($ASSERTSCOPE_RUN_ID, so that `run` never takes an older run's report for its own), or
+guard-<host>-<pid>-<n>.json outside `run`. The report directory may be shared with other
+users: the file is written under a fresh random name (O_EXCL | O_NOFOLLOW, as mkstemp
+does) and renamed into place, so a planted symlink is never followed and a reader never
+sees half a file.
 """
 
 import itertools
@@ -8,12 +12,14 @@ import json
 import os
 import socket
 import sys
+import tempfile
 import time
 
 from . import _contract
 
 SCHEMA = "assertscope.guard-report/1"
 REPORT_DIR_ENV = _contract.REPORT_DIR_ENV
+RUN_ID_ENV = _contract.RUN_ID_ENV
 
 _counter = itertools.count(1)
 
@@ -30,8 +36,15 @@ def report(diagnosis):
         "local_rank": _contract.env_number(_contract.LOCAL_RANK_VARIABLES),
         "world_size": _contract.env_number(_contract.WORLD_SIZE_VARIABLES),
         "argv": list(sys.argv),
+        "run": _run_id(),
         "diagnosis": diagnosis,
     }
+
+
+def _run_id():
+    run = os.environ.get(RUN_ID_ENV, "")
+    ok = run and len(run) <= 64 and all(c.isascii() and (c.isalnum() or c in "_.") for c in run)
+    return run if ok else None
 
 
 def write(diagnosis, directory=None):
@@ -41,13 +54,21 @@ def write(diagnosis, directory=None):
         return None
     try:
         host = _contract.file_name_host(socket.gethostname())
-        name = f"guard-{host}-{os.getpid()}-{next(_counter)}.json"
+        run = _run_id()
+        name = f"guard-{run + '-' if run else ''}{host}-{os.getpid()}-{next(_counter)}.json"
         path = os.path.join(directory, name)
-        temp = os.path.join(directory, f".{name}.tmp")
-        with open(temp, "w", encoding="utf-8") as f:
-            json.dump(report(diagnosis), f, indent=2, allow_nan=False)
-            f.write("\n")
-        os.replace(temp, path)
+        fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(report(diagnosis), f, indent=2, allow_nan=False)
+                f.write("\n")
+            os.replace(temp, path)
+        except BaseException:
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass
+            raise
         return path
     except Exception as exc:  # noqa: BLE001 - the user's error matters more than our report
         sys.stderr.write(f"assertscope: could not write the guard report to {directory}: {exc}\n")

@@ -99,6 +99,10 @@ pub fn resolve(args: &[String], forced: Option<Format>) -> anyhow::Result<Vec<In
         if path.is_dir() {
             files.extend(directory(path, forced)?);
         } else if path.exists() {
+            // A device, FIFO or socket has no size to split by and may never end (/dev/zero).
+            if !path.is_file() {
+                bail!("{arg}: not a regular file (a device, FIFO or socket): copy the data to a file first");
+            }
             files.push(InputFile { path: path.to_path_buf(), format: format_of(path, forced)? });
         } else if arg.contains(['*', '?', '[']) {
             files.extend(glob(arg, forced)?);

@@ -6,6 +6,7 @@ use crate::pyembed::Materialized;
 use crate::render::style::{ColorChoice, Palette};
 use anyhow::Context;
 use serde_json::{json, Value};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -38,9 +39,9 @@ pub fn execute(args: DoctorArgs) -> anyhow::Result<u8> {
         "nvidia_smi": nvidia_smi(),
     });
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        writeln!(std::io::stdout().lock(), "{}", serde_json::to_string_pretty(&report)?)?;
     } else {
-        print!("{}", render(&report, &Palette::new(args.color.for_stdout())));
+        write!(std::io::stdout().lock(), "{}", render(&report, &Palette::new(args.color.for_stdout())))?;
     }
     let torch_ok = report["probe"]["torch"]["installed"].as_bool() == Some(true);
     Ok(if torch_ok { crate::exit::OK } else { crate::exit::PROBLEMS_FOUND })

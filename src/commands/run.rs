@@ -8,7 +8,7 @@ use crate::run::{self, Ended, GuardMode, Outcome, Sink};
 use anyhow::Context;
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
@@ -34,9 +34,9 @@ pub struct RunArgs {
     /// Keep each process's guard report in DIR (e.g. a shared directory for a multi-node job)
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
-    /// Seconds the command may keep running after a process failed, before it is stopped
-    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
-    pub grace: f64,
+    /// Seconds the command may keep running after a failed process exited, before it is stopped
+    #[arg(long, value_name = "SECONDS", default_value = "5", value_parser = parse_grace)]
+    pub grace: Duration,
     /// Pass output through pipes even on a terminal (no pseudo-terminal)
     #[arg(long)]
     pub no_pty: bool,
@@ -49,15 +49,21 @@ pub struct RunArgs {
 }
 
 pub fn execute(args: RunArgs) -> anyhow::Result<u8> {
-    anyhow::ensure!(args.grace >= 0.0 && args.grace.is_finite(), "--grace must be a number of seconds >= 0");
+    // Everything that can be refused is refused before the command starts, not after a
+    // job of many hours.
+    let mut report_file = match &args.report {
+        Some(path) => Some(open_report(path)?),
+        None => None,
+    };
+    let report_dir = args.report_dir.as_deref().map(run::prepare_report_dir).transpose()?;
     let opts = run::Options {
         mode: args.guard,
         cpu: args.cpu,
         blocking: args.blocking,
         sink: if args.json { Sink::Stderr } else { Sink::Stdout },
         pty: !args.no_pty,
-        grace: Duration::from_secs_f64(args.grace),
-        report_dir: args.report_dir.clone(),
+        grace: args.grace,
+        report_dir,
     };
     let outcome = match run::supervise(&args.command, &opts) {
         Ok(o) => o,
@@ -71,17 +77,23 @@ pub fn execute(args: RunArgs) -> anyhow::Result<u8> {
     };
     let program = args.command[0].to_string_lossy().into_owned();
     let report = diagnosis(&outcome, &args, &program);
-    if let Some(path) = &args.report {
-        let mut file = std::fs::File::create(path).with_context(|| format!("{}", path.display()))?;
-        crate::render::json::write_report(&mut file, &report)
-            .with_context(|| format!("{}", path.display()))?;
+    if let (Some(file), Some(path)) = (report_file.as_mut(), &args.report) {
+        if let Err(e) = write_report(file, &report) {
+            run::warn(&format!("--report {}: {e}", path.display()));
+        }
     }
     if args.json {
         let mut out = std::io::stdout().lock();
-        crate::render::json::write_report(&mut out, &report)?;
+        if let Err(e) = crate::render::json::write_report(&mut out, &report).and_then(|()| out.flush()) {
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                run::warn(&format!("writing the diagnosis to stdout failed: {e}"));
+            }
+        }
     } else {
         let p = Palette::new(args.color.for_stderr());
-        let failed = outcome.ended != Ended::Exited(0);
+        // Dying of SIGPIPE after the reader went away is how `cmd | head` ends, not a failure.
+        let quiet_sigpipe = outcome.reader_gone && outcome.ended == Ended::Signaled(libc::SIGPIPE);
+        let failed = outcome.ended != Ended::Exited(0) && !quiet_sigpipe;
         let mut text = String::new();
         if report.root().is_some() || failed {
             text.push('\n');
@@ -94,17 +106,76 @@ pub fn execute(args: RunArgs) -> anyhow::Result<u8> {
         }
         let _ = std::io::stderr().lock().write_all(text.as_bytes());
     }
-    Ok(outcome.ended.exit_code())
+    Ok(exit_status(&outcome))
+}
+
+/// The command's own status; a command that succeeded but whose output could not be
+/// written did not succeed for its user (without `run` it would have failed to write).
+fn exit_status(outcome: &Outcome) -> u8 {
+    match outcome.ended.exit_code() {
+        // 1: what a program that failed to write its output exits with (Python's OSError).
+        0 if outcome.output_lost => 1,
+        code => code,
+    }
+}
+
+/// `--grace`: seconds, as a number a timer can hold.
+fn parse_grace(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text.trim().parse().map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    if seconds.is_nan() || seconds < 0.0 {
+        return Err(format!("{text} is not a number of seconds >= 0"));
+    }
+    Duration::try_from_secs_f64(seconds)
+        .map_err(|_| format!("{text} seconds is longer than a timer can hold"))
+}
+
+/// Opens `--report FILE` for writing without truncating it: a path that cannot be
+/// written is found before the job runs, and what the file held stays until the new
+/// report replaces it.
+fn open_report(path: &Path) -> anyhow::Result<std::fs::File> {
+    anyhow::ensure!(!path.is_dir(), "--report {}: is a directory", path.display());
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .with_context(|| format!("--report {}: cannot be written", path.display()))
+}
+
+fn write_report(file: &mut std::fs::File, report: &Report) -> anyhow::Result<()> {
+    use std::io::Seek;
+    file.set_len(0)?;
+    file.seek(std::io::SeekFrom::Start(0))?;
+    crate::render::json::write_report(file, report)?;
+    file.flush()?;
+    Ok(())
 }
 
 /// The diagnosis of a run: what the guard reported, else what the output shows, with the
 /// next step when a device-side assert got past the guard.
 fn diagnosis(outcome: &Outcome, args: &RunArgs, program: &str) -> Report {
-    let report = diagnose::diagnose_job(std::slice::from_ref(&outcome.scan), &outcome.reports);
+    let mut report = diagnose::diagnose_job(std::slice::from_ref(&outcome.scan), &outcome.reports);
+    if let Ok(cwd) = std::env::current_dir() {
+        locations_relative_to(&mut report, &cwd);
+    }
     if outcome.reports.is_empty() {
         with_next_step(report, outcome, args, program)
     } else {
         report
+    }
+}
+
+/// Names files under the working directory relative to it, as the guard does, whether a
+/// location came from a guard report or from a traceback in the output (which Python
+/// prints with absolute paths).
+fn locations_relative_to(report: &mut Report, cwd: &Path) {
+    for d in &mut report.diagnoses {
+        let Some(location) = d.location.as_mut() else { continue };
+        if let Ok(relative) = Path::new(&location.file).strip_prefix(cwd) {
+            if !relative.as_os_str().is_empty() {
+                location.file = relative.to_string_lossy().into_owned();
+            }
+        }
     }
 }
 
@@ -167,11 +238,8 @@ fn ending(outcome: &Outcome, program: &str) -> String {
 }
 
 fn nix_signal_name(sig: i32) -> String {
-    #[cfg(unix)]
-    {
-        if let Ok(s) = nix::sys::signal::Signal::try_from(sig) {
-            return s.as_str().to_string();
-        }
+    match nix::sys::signal::Signal::try_from(sig) {
+        Ok(s) => s.as_str().to_string(),
+        Err(_) => format!("signal {sig}"),
     }
-    format!("signal {sig}")
 }

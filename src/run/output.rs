@@ -1,9 +1,18 @@
 //! The child's output: passed through live to the user's terminal or file, and at the
 //! same time streamed, in whole lines, to the log scanner that diagnoses it.
 
+use std::fs::File;
 use std::io::{self, Read, Write};
+use std::mem::ManuallyDrop;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
+
+/// How much is read at once (and the pipe size asked for): large reads keep up with a
+/// job that logs hundreds of MB/s.
+pub const CHUNK: usize = 1 << 20;
 
 /// Where the child's output goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,61 +22,173 @@ pub enum Sink {
 }
 
 impl Sink {
-    fn write_all(self, bytes: &[u8]) -> io::Result<()> {
+    pub fn fd(self) -> BorrowedFd<'static> {
+        let fd = match self {
+            Sink::Stdout => libc::STDOUT_FILENO,
+            Sink::Stderr => libc::STDERR_FILENO,
+        };
+        // SAFETY: fds 1 and 2 stay open for the life of the process.
+        unsafe { BorrowedFd::borrow_raw(fd) }
+    }
+
+    pub fn is_terminal(self) -> bool {
+        use std::io::IsTerminal;
+        self.fd().is_terminal()
+    }
+
+    pub fn name(self) -> &'static str {
         match self {
-            Sink::Stdout => {
-                let mut out = io::stdout().lock();
-                out.write_all(bytes)?;
-                out.flush()
-            }
-            Sink::Stderr => {
-                let mut err = io::stderr().lock();
-                err.write_all(bytes)?;
-                err.flush()
+            Sink::Stdout => "stdout",
+            Sink::Stderr => "stderr",
+        }
+    }
+
+    /// Writes straight to the file descriptor: no second buffer, no line buffering (the
+    /// child already chose how to buffer), and a descriptor the user's shell left
+    /// non-blocking is waited on rather than failed.
+    fn write_all(self, mut bytes: &[u8]) -> io::Result<()> {
+        let fd = self.fd();
+        // SAFETY: the File only borrows fd 1 or 2 and is never dropped, so never closes it.
+        let mut file = ManuallyDrop::new(unsafe { File::from_raw_fd(fd.as_raw_fd()) });
+        while !bytes.is_empty() {
+            match file.write(bytes) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => bytes = &bytes[n..],
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => wait_for(fd, libc::POLLOUT, -1),
+                Err(e) => return Err(e),
             }
         }
+        Ok(())
     }
 }
 
-/// Copies `source` to `sink` as it arrives and sends whole lines to `lines`.
-pub fn pump<R: Read + Send + 'static>(
-    mut source: R,
+/// How a stream of output ended.
+#[derive(Debug)]
+pub enum PumpEnd {
+    /// The child (and whatever shared its output) closed it, or the child ended and what
+    /// it had written was passed on.
+    Drained,
+    /// The reader of our output went away (`| head`): the child's side is closed too, so
+    /// the child sees the broken pipe it would have seen without `run`.
+    SinkClosed,
+    /// Writing the output failed (a full disk): the child's side is closed and the error
+    /// is reported.
+    WriteFailed(Sink, io::Error),
+}
+
+/// Set once the child has ended, and wakes every pump waiting for output.
+pub struct EndSignal {
+    ended: AtomicBool,
+    wake_read: std::io::PipeReader,
+    wake_write: std::io::PipeWriter,
+}
+
+impl EndSignal {
+    pub fn new() -> io::Result<Arc<EndSignal>> {
+        let (wake_read, wake_write) = io::pipe()?;
+        Ok(Arc::new(EndSignal { ended: AtomicBool::new(false), wake_read, wake_write }))
+    }
+
+    pub fn set(&self) {
+        self.ended.store(true, Ordering::Release);
+        // Never read: the pipe stays readable, so every poll on it returns at once.
+        let _ = (&self.wake_write).write(b"x");
+    }
+
+    fn is_set(&self) -> bool {
+        self.ended.load(Ordering::Acquire)
+    }
+}
+
+/// Copies `source` to `sink` as it arrives and sends it, in whole lines, to `lines`.
+/// Once the child has ended it passes on what is already buffered and stops, so that a
+/// background process that inherited the output cannot keep `run` waiting.
+pub fn pump(
+    source: File,
     sink: Sink,
     lines: SyncSender<Vec<u8>>,
-) -> JoinHandle<()> {
+    child_ended: Arc<EndSignal>,
+) -> JoinHandle<PumpEnd> {
     std::thread::spawn(move || {
-        let mut buf = vec![0u8; 64 * 1024];
+        set_nonblocking(&source);
+        let mut source = source;
+        let mut buf = vec![0u8; CHUNK];
         let mut partial: Vec<u8> = Vec::new();
-        let mut sink_open = true;
-        loop {
+        let end = loop {
+            // Read after looking at the flag: a read that finds nothing once the child had
+            // ended means everything it wrote has been passed on.
+            let ended = child_ended.is_set();
             let n = match source.read(&mut buf) {
-                Ok(0) => break,
+                Ok(0) => break PumpEnd::Drained,
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                // A pty reports EIO once the child has closed its side.
-                Err(_) => break,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if ended {
+                        break PumpEnd::Drained;
+                    }
+                    wait_readable(source.as_fd(), child_ended.wake_read.as_fd());
+                    continue;
+                }
+                // A pty reports EIO once every writer has closed its side.
+                Err(_) => break PumpEnd::Drained,
             };
             let chunk = &buf[..n];
-            // A closed pipe downstream (`| head`) must not stop the child's output from
-            // being read, or the child would block on a full pipe.
-            if sink_open && sink.write_all(chunk).is_err() {
-                sink_open = false;
+            if let Err(e) = sink.write_all(chunk) {
+                break if e.kind() == io::ErrorKind::BrokenPipe {
+                    PumpEnd::SinkClosed
+                } else {
+                    PumpEnd::WriteFailed(sink, e)
+                };
             }
             partial.extend_from_slice(chunk);
             let cut = match memchr::memrchr(b'\n', &partial) {
                 Some(i) => i + 1,
                 // A progress bar that never prints a newline still reaches the scanner.
-                None if partial.len() >= 1 << 20 => partial.len(),
+                None if partial.len() >= CHUNK => partial.len(),
                 None => continue,
             };
-            let rest = partial.split_off(cut);
+            let rest = partial[cut..].to_vec();
+            partial.truncate(cut);
             let _ = lines.send(std::mem::replace(&mut partial, rest));
-        }
+        };
+        // Closing our end now (not when the thread's caller gets to it) is what gives the
+        // child its broken pipe.
+        drop(source);
         if !partial.is_empty() {
             partial.push(b'\n');
             let _ = lines.send(partial);
         }
+        end
     })
+}
+
+fn set_nonblocking(file: &File) {
+    let fd = file.as_raw_fd();
+    // SAFETY: F_GETFL/F_SETFL on a descriptor we own; only O_NONBLOCK is added, on our
+    // own end of the pipe or pty (the child's end is a different open file).
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        }
+    }
+}
+
+/// Waits until `source` has data or the child has ended.
+fn wait_readable(source: BorrowedFd<'_>, wake: BorrowedFd<'_>) {
+    let mut fds = [
+        libc::pollfd { fd: source.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+        libc::pollfd { fd: wake.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+    ];
+    // SAFETY: two valid pollfds.
+    unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+}
+
+fn wait_for(fd: BorrowedFd<'_>, events: libc::c_short, timeout_ms: libc::c_int) {
+    let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events, revents: 0 };
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
 }
 
 /// A channel of byte chunks read as one stream.
@@ -80,7 +201,8 @@ pub struct ChannelReader {
 /// A bounded channel: output arriving faster than it is scanned slows the writer
 /// instead of growing memory.
 pub fn channel() -> (SyncSender<Vec<u8>>, ChannelReader) {
-    let (tx, rx) = sync_channel(256);
+    // At most this many chunks of up to CHUNK bytes wait for the scanner.
+    let (tx, rx) = sync_channel(16);
     (tx, ChannelReader { rx, current: Vec::new(), pos: 0 })
 }
 

@@ -2,7 +2,7 @@
 //! read in parallel by a hand-written field scanner; a file with quotes (or a malformed
 //! row, for its exact position) is read sequentially with the `csv` crate.
 
-use super::lines::{first_line, for_each_line, split};
+use super::lines::{first_line, for_each_line, naming_file, split};
 use super::{list_names, ColumnInfo};
 use super::{open, FilePlan, Header, Layout, NeedsSequential, ReadCtx, ReadOptions, Unit, UnitEnd};
 use crate::check::input::{Format, InputFile};
@@ -70,7 +70,8 @@ pub fn count_rows(file: &InputFile, opts: &ReadOptions) -> anyhow::Result<u64> {
             }
             Ok(())
         },
-    )?;
+    )
+    .map_err(naming_file(&file.path))?;
     Ok(rows)
 }
 
@@ -192,7 +193,7 @@ impl Unit for RangeUnit {
                 Ok(())
             },
         );
-        outcome?;
+        outcome.map_err(naming_file(&self.path))?;
         Ok(UnitEnd { rows, lines })
     }
 }
@@ -278,7 +279,9 @@ impl Unit for QuotedUnit {
             let unit = RangeUnit { path: self.path.clone(), fields: self.fields.clone(), start: 0, end: len };
             return unit.read(ctx, stats);
         };
-        let reader = std::io::BufReader::with_capacity(1 << 20, file);
+        let quotes = std::rc::Rc::new(std::cell::Cell::new(QuoteState::default()));
+        let reader =
+            std::io::BufReader::with_capacity(1 << 20, QuoteTracker { inner: file, state: quotes.clone() });
         let mut csv = ::csv::ReaderBuilder::new()
             .delimiter(delimiter)
             .has_headers(false)
@@ -288,11 +291,29 @@ impl Unit for QuotedUnit {
         let mut rows = 0u64;
         let mut first = true;
         loop {
-            let more = csv.read_byte_record(&mut record).map_err(|e| match e.position() {
-                Some(p) => anyhow::anyhow!("{name}:{}: malformed CSV: {e}", p.line()),
-                None => anyhow::anyhow!("{name}: malformed CSV: {e}"),
+            let more = csv.read_byte_record(&mut record).map_err(|e| {
+                if let ::csv::ErrorKind::Io(io) = e.kind() {
+                    if let Some(runaway) = io.get_ref().and_then(|inner| inner.downcast_ref::<RunawayQuote>())
+                    {
+                        return anyhow::anyhow!("{name}:{}: malformed CSV: {runaway}", runaway.line);
+                    }
+                }
+                match e.position() {
+                    Some(p) => anyhow::anyhow!("{name}:{}: malformed CSV: {e}", p.line()),
+                    None => anyhow::anyhow!("{name}: malformed CSV: {e}"),
+                }
             })?;
             if !more {
+                let state = quotes.get();
+                if state.open {
+                    bail!(
+                        "{name}:{}: malformed CSV: the quote opened on line {} (row {}) is never closed, so it \
+                         swallows the rest of the file",
+                        state.opened_line,
+                        state.opened_line,
+                        rows.saturating_sub(1)
+                    );
+                }
                 break;
             }
             let line = record.position().map(|p| p.line()).unwrap_or(0);
@@ -316,6 +337,92 @@ impl Unit for QuotedUnit {
         }
         let lines = csv.position().line().saturating_sub(1);
         Ok(UnitEnd { rows, lines })
+    }
+}
+
+/// Where a reader is in CSV quoting: the `csv` crate takes an unclosed quote as a field
+/// that runs to the end of the file, silently, and keeps all of it in memory.
+#[derive(Debug, Clone, Copy, Default)]
+struct QuoteState {
+    open: bool,
+    /// 1-based line of the quote that is open.
+    opened_line: u64,
+    line: u64,
+    /// Bytes read since the quote opened.
+    open_bytes: u64,
+    /// Bytes read since the last line break.
+    line_bytes: u64,
+}
+
+/// A quoted field longer than this is a runaway quote, not data.
+const MAX_QUOTED: u64 = super::lines::MAX_LINE as u64;
+
+#[derive(Debug)]
+struct RunawayQuote {
+    line: u64,
+    /// A single line that long, rather than a quoted field.
+    one_line: bool,
+}
+
+impl std::fmt::Display for RunawayQuote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.one_line {
+            write!(f, "line {} is longer than {} MiB: not a label file", self.line, MAX_QUOTED >> 20)
+        } else {
+            write!(
+                f,
+                "the quote opened on line {} runs on for more than {} MiB: is it closed?",
+                self.line,
+                MAX_QUOTED >> 20
+            )
+        }
+    }
+}
+
+impl std::error::Error for RunawayQuote {}
+
+/// Follows the quoting of the bytes the `csv` reader reads (a `""` inside a quoted field
+/// closes and reopens, which leaves it open, as it should).
+struct QuoteTracker<R> {
+    inner: R,
+    state: std::rc::Rc<std::cell::Cell<QuoteState>>,
+}
+
+impl<R: std::io::Read> std::io::Read for QuoteTracker<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let mut state = self.state.get();
+        let mut last = 0;
+        for i in memchr::memchr2_iter(b'"', b'\n', &buf[..n]) {
+            if state.open {
+                state.open_bytes += (i - last) as u64;
+            }
+            state.line_bytes += (i - last) as u64;
+            last = i;
+            if buf[i] == b'\n' {
+                state.line += 1;
+                state.line_bytes = 0;
+            } else if state.open {
+                state.open = false;
+            } else {
+                state = QuoteState { open: true, opened_line: state.line + 1, open_bytes: 0, ..state };
+            }
+        }
+        if state.open {
+            state.open_bytes += (n - last) as u64;
+        }
+        state.line_bytes += (n - last) as u64;
+        let runaway = if state.line_bytes > MAX_QUOTED {
+            Some(RunawayQuote { line: state.line + 1, one_line: true })
+        } else {
+            (state.open && state.open_bytes > MAX_QUOTED)
+                .then_some(RunawayQuote { line: state.opened_line, one_line: false })
+        };
+        if let Some(runaway) = runaway {
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, runaway));
+        }
+        self.state.set(state);
+        Ok(n)
     }
 }
 

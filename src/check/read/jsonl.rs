@@ -1,7 +1,7 @@
 //! JSON Lines: one JSON value per line; the label is the whole value or the field that
 //! `--column a.b.c` names. Lists of numbers are sequences (token ids) or one-hot rows.
 
-use super::lines::{first_line, for_each_line, split};
+use super::lines::{first_line, for_each_line, naming_file, split};
 use super::{
     list_names, open, ColumnInfo, FilePlan, Layout, NeedsSequential, ReadCtx, ReadOptions, Unit, UnitEnd,
 };
@@ -45,7 +45,8 @@ pub fn count_rows(file: &InputFile, _opts: &ReadOptions) -> anyhow::Result<u64> 
             rows += u64::from(!line.trim_ascii().is_empty());
             Ok(())
         },
-    )?;
+    )
+    .map_err(naming_file(&file.path))?;
     Ok(rows)
 }
 
@@ -131,7 +132,8 @@ impl Unit for JsonlUnit {
                 rows += 1;
                 Ok(())
             },
-        )?;
+        )
+        .map_err(naming_file(&self.file))?;
         Ok(UnitEnd { rows, lines })
     }
 }

@@ -9,6 +9,9 @@ use std::os::unix::fs::FileExt;
 
 /// Bytes read per call; a line longer than this grows the buffer.
 const BLOCK: usize = 4 << 20;
+/// The longest line read: a label file's lines are short, and a longer one (a file that
+/// is not line-oriented, or a runaway field) must not take all the memory there is.
+pub const MAX_LINE: usize = 64 << 20;
 /// Ranges smaller than this are not worth a thread of their own.
 const MIN_RANGE: u64 = 8 << 20;
 
@@ -60,7 +63,10 @@ where
     loop {
         if !eof {
             if filled == buf.len() {
-                buf.resize(buf.len() * 2, 0);
+                if filled >= MAX_LINE {
+                    return Err(line_too_long(base).into());
+                }
+                buf.resize((buf.len() * 2).min(MAX_LINE), 0);
             }
             let n = read_some(file, &mut buf[filled..], base + filled as u64)?;
             block(&buf[filled..filled + n])?;
@@ -108,6 +114,44 @@ where
         buf.copy_within(consumed..filled, 0);
         filled -= consumed;
         base += consumed as u64;
+    }
+}
+
+/// A line longer than [`MAX_LINE`], starting at byte `offset`.
+#[derive(Debug)]
+pub struct LineTooLong {
+    pub offset: u64,
+}
+
+impl std::fmt::Display for LineTooLong {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the line at byte {} is longer than {} MiB: not a line-oriented label file",
+            self.offset,
+            MAX_LINE >> 20
+        )
+    }
+}
+
+impl std::error::Error for LineTooLong {}
+
+fn line_too_long(offset: u64) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, LineTooLong { offset })
+}
+
+/// Names the file in a [`LineTooLong`] error (`for_each_line` only has the open file).
+pub fn naming_file<E: Into<anyhow::Error>>(path: &std::path::Path) -> impl FnOnce(E) -> anyhow::Error + '_ {
+    move |e| {
+        let e = e.into();
+        match e
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .and_then(|r| r.downcast_ref::<LineTooLong>())
+        {
+            Some(long) => anyhow::anyhow!("{}: {long}", path.display()),
+            None => e,
+        }
     }
 }
 

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Output throughput through `assertscope run`: a job writing SIZE bytes of log lines,
+timed plainly and under `run`, piped to a consumer (`cat`) and redirected to a file,
+interleaved in one run. Target: run >= 0.8x plain throughput, run's RSS <= 64 MB.
+
+    python3 bench/run/throughput.py [--size-mib 1024] [--runs 3] [--bin target/release/assertscope]
+
+The ratio is plain time / run time (1.0 = no slower). RSS is the peak resident set of the
+assertscope process itself (from /proc/PID/status VmHWM, read just before it ends).
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+# One MiB of realistic training-log lines, written again and again.
+PRODUCER = r"""
+import os, sys
+size = int(sys.argv[1])
+line = b"[rank0]: epoch 3 step 12345 | loss 0.4821 | lr 3.0e-04 | grad_norm 1.234 | 812.4 samples/s\n"
+block = line * ((1 << 20) // len(line))
+written = 0
+while written < size:
+    chunk = block[: size - written]
+    os.write(1, chunk)
+    written += len(chunk)
+"""
+
+
+def timed(cmd, stdout):
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.DEVNULL)
+    peak = 0
+    status = Path(f"/proc/{proc.pid}/status")
+    while proc.poll() is None:
+        try:
+            for field in status.read_text().splitlines():
+                if field.startswith("VmHWM:"):
+                    peak = max(peak, int(field.split()[1]))
+        except OSError:
+            pass
+        time.sleep(0.05)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit(f"{cmd} failed with status {proc.returncode}")
+    return elapsed, peak
+
+
+def to_consumer(cmd):
+    consumer = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    result = timed(cmd, consumer.stdin)
+    consumer.stdin.close()
+    consumer.wait()
+    return result
+
+
+def to_file(cmd, path):
+    with open(path, "wb") as f:
+        result = timed(cmd, f)
+    size = os.path.getsize(path)
+    os.unlink(path)
+    return result, size
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size-mib", type=int, default=1024)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--bin", default=str(REPO / "target" / "release" / "assertscope"))
+    ap.add_argument("--python", default=sys.executable)
+    args = ap.parse_args()
+    if not Path(args.bin).exists():
+        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=REPO, check=True)
+    size = args.size_mib << 20
+    plain_cmd = [args.python, "-c", PRODUCER, str(size)]
+    run_cmd = [args.bin, "run", "--no-pty", "--guard", "off", "--", *plain_cmd]
+    out = Path(tempfile.mkdtemp()) / "out.log"
+    for label, measure in [("piped to cat", to_consumer), ("to a file", lambda c: to_file(c, out)[0])]:
+        plain, under_run, rss = [], [], []
+        for _ in range(args.runs):
+            plain.append(measure(plain_cmd)[0])
+            t, peak = measure(run_cmd)
+            under_run.append(t)
+            rss.append(peak)
+        p, r = statistics.median(plain), statistics.median(under_run)
+        print(f"{args.size_mib} MiB {label}: plain {p:.2f} s ({args.size_mib / p:.0f} MiB/s), "
+              f"under run {r:.2f} s ({args.size_mib / r:.0f} MiB/s), throughput ratio {p / r:.2f}x "
+              f"(target >= 0.8x); run peak RSS {max(rss) / 1024:.1f} MB (target <= 64 MB)")
+
+
+if __name__ == "__main__":
+    main()
