@@ -64,8 +64,7 @@ def test_buggy_use_raises_guard_error(case, mode):
     assert error.diagnosis["cause"] == case.cause
     assert error.diagnosis["location"] == error.location
     message = str(error)
-    assert message.startswith(f"{case.op}: ")
-    assert f"[{case.cause}]" in message
+    assert message.startswith(f"error[{case.cause}]: {case.op}: ")
     assert "found: " in message and "fix: " in message
     if mode == "async" and error.cause != "target-shape":
         assert "asynchronous guard" in message
