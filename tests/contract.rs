@@ -70,7 +70,8 @@ fn launcher_numbers_are_read_alike() {
 
 #[test]
 fn the_rank_comes_from_the_first_launcher_variable_set() {
-    let cases: [(&[(&str, &str)], Option<u32>); 4] = [
+    type Environment<'a> = &'a [(&'a str, &'a str)];
+    let cases: [(Environment, Option<u32>); 4] = [
         (&[("RANK", "3"), ("SLURM_PROCID", "9")], Some(3)),
         (&[("SLURM_PROCID", " 7 ")], Some(7)),
         (&[("RANK", "x"), ("OMPI_COMM_WORLD_RANK", "2")], Some(2)),

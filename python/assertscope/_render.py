@@ -111,7 +111,7 @@ def render(d):
 
 def guard_diagnostic(op, cause, finding, summaries, location, extra_note=None):
     """The model of a guard finding: the op and the cause's title, the user's line, what
-    was found, a line per tensor involved, the cause's fix, and the hint for this case."""
+    was found, a line per tensor involved, the hint for this case, then the cause's fix."""
     spans = []
     if location is not None:
         function = location.get("function")
@@ -125,10 +125,10 @@ def guard_diagnostic(op, cause, finding, summaries, location, extra_note=None):
         )
     notes = [note("found", finding.found)]
     notes += [note(name, text) for name, text in summaries]
-    notes.append(note("fix", " ".join(cause["fix"].split())))
     if extra_note:
         notes.append(note("note", extra_note))
-    return diagnostic("error", finding.cause, f"{op}: {cause['title']}", spans, notes, finding.hint)
+    sections = [note("fix", cause["fix"])]
+    return diagnostic("error", finding.cause, f"{op}: {cause['title']}", spans, notes, finding.hint, sections)
 
 
 def _message(gutter, kind, text):

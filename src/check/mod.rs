@@ -107,7 +107,7 @@ pub struct FeatureRows {
 }
 
 /// Everything a check run learned.
-pub struct Outcome {
+pub struct Inspection {
     pub files: Vec<InputFile>,
     pub column: ColumnInfo,
     pub task: Task,
@@ -118,7 +118,7 @@ pub struct Outcome {
     pub findings: Vec<checks::Finding>,
 }
 
-impl Outcome {
+impl Inspection {
     /// The stored type, or for text formats the type the values have.
     pub fn dtype(&self) -> String {
         if !self.column.dtype.is_empty() {
@@ -144,7 +144,7 @@ impl Outcome {
 }
 
 /// Reads every input and runs every check.
-pub fn inspect(opts: &CheckOptions) -> anyhow::Result<Outcome> {
+pub fn inspect(opts: &CheckOptions) -> anyhow::Result<Inspection> {
     let files = input::resolve(&opts.inputs, opts.format)?;
     let read_opts = ReadOptions { parallelism: rayon::current_num_threads(), ..opts.read.clone() };
     let plans: Vec<FilePlan> =
@@ -175,7 +175,8 @@ pub fn inspect(opts: &CheckOptions) -> anyhow::Result<Outcome> {
         Some(path) => Some(count_features(path, opts)?),
         None => None,
     };
-    let mut outcome = Outcome { files, column, task, bound, bounds, stats, features, findings: Vec::new() };
+    let mut outcome =
+        Inspection { files, column, task, bound, bounds, stats, features, findings: Vec::new() };
     outcome.findings = checks::run(&outcome, opts);
     Ok(outcome)
 }

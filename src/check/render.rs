@@ -5,7 +5,7 @@ use super::checks::{thousands, Finding};
 use super::histogram;
 use super::read::Layout;
 use super::report::{describe, file_name, place_and_value, text_line};
-use super::Outcome;
+use super::Inspection;
 use crate::diagnostic::read_line;
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::render::style::Palette;
@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 /// Offending values shown per finding.
 const SHOWN: usize = 5;
 
-pub fn human(outcome: &Outcome, p: &Palette) -> String {
+pub fn human(outcome: &Inspection, p: &Palette) -> String {
     let mut out = String::new();
     let s = &outcome.stats;
     let files = &outcome.files;
@@ -86,7 +86,7 @@ pub fn human(outcome: &Outcome, p: &Palette) -> String {
 
 /// One finding: where the first offending value sits, the first few values, and for an
 /// error the fix's first sentence.
-fn diagnostic(outcome: &Outcome, f: &Finding) -> Diagnostic {
+fn diagnostic(outcome: &Inspection, f: &Finding) -> Diagnostic {
     let mut d = Diagnostic::new(f.severity, Some(f.cause), f.message.as_str());
     if f.severity == Severity::Note {
         return d;

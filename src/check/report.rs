@@ -4,11 +4,11 @@
 
 use super::checks::{Finding, Severity};
 use super::stats::{Example, Stats};
-use super::Outcome;
+use super::Inspection;
 use crate::report::{Confidence, Diagnosis, Evidence, Location, Report, Secondary};
 use serde_json::{json, Map, Value};
 
-pub fn build(outcome: &Outcome) -> Report {
+pub fn build(outcome: &Inspection) -> Report {
     let mut report = Report::default();
     for f in &outcome.findings {
         match f.severity {
@@ -22,7 +22,7 @@ pub fn build(outcome: &Outcome) -> Report {
     report
 }
 
-fn diagnosis(outcome: &Outcome, f: &Finding) -> Diagnosis {
+fn diagnosis(outcome: &Inspection, f: &Finding) -> Diagnosis {
     let mut values = summary(outcome);
     values.extend(f.values.clone());
     if !f.examples.is_empty() {
@@ -54,7 +54,7 @@ fn diagnosis(outcome: &Outcome, f: &Finding) -> Diagnosis {
 }
 
 /// The `none` diagnosis of clean data, carrying the summary and the class counts.
-fn clean(outcome: &Outcome) -> Diagnosis {
+fn clean(outcome: &Inspection) -> Diagnosis {
     let mut values = summary(outcome);
     let counts = class_counts(&outcome.stats);
     if !counts.is_empty() {
@@ -90,7 +90,7 @@ pub fn from_kb(
 }
 
 /// Rows, files, min, max and the bound: the numbers every diagnosis carries.
-fn summary(outcome: &Outcome) -> Map<String, Value> {
+fn summary(outcome: &Inspection) -> Map<String, Value> {
     let s = &outcome.stats;
     let mut m = Map::new();
     m.insert("rows".into(), json!(s.rows()));
@@ -120,12 +120,12 @@ fn class_counts(s: &Stats) -> Map<String, Value> {
     m
 }
 
-pub fn file_name(outcome: &Outcome, file: u32) -> String {
+pub fn file_name(outcome: &Inspection, file: u32) -> String {
     outcome.files.get(file as usize).map(|f| f.display()).unwrap_or_default()
 }
 
 /// "labels.csv:19: row 17: 10", "masks/a.png: pixel (x 3, y 4): 21", "y.npy: row 5, column 2: 1".
-pub fn describe(outcome: &Outcome, e: &Example) -> String {
+pub fn describe(outcome: &Inspection, e: &Example) -> String {
     let file = file_name(outcome, e.file);
     match text_line(outcome, e) {
         Some(line) => format!("{file}:{line}: {}", place_and_value(outcome, e)),
@@ -134,7 +134,7 @@ pub fn describe(outcome: &Outcome, e: &Example) -> String {
 }
 
 /// The line of a text file the example sits on (none for images and binary formats).
-pub fn text_line(outcome: &Outcome, e: &Example) -> Option<u64> {
+pub fn text_line(outcome: &Inspection, e: &Example) -> Option<u64> {
     match outcome.column.layout {
         super::read::Layout::Image => None,
         _ => e.at.line,
@@ -142,7 +142,7 @@ pub fn text_line(outcome: &Outcome, e: &Example) -> Option<u64> {
 }
 
 /// "row 17: 10", "pixel (x 3, y 4): 21", "row 5, position 2: 1".
-pub fn place_and_value(outcome: &Outcome, e: &Example) -> String {
+pub fn place_and_value(outcome: &Inspection, e: &Example) -> String {
     let at = &e.at;
     let place = match (outcome.column.layout, at.pos) {
         (super::read::Layout::Image, Some(x)) => format!("pixel (x {x}, y {})", at.row),

@@ -200,4 +200,19 @@ mod tests {
         assert!(why.iter().all(|l| l.chars().count() <= WIDTH), "{out}");
         assert!(why[1].starts_with("     word"), "{out}");
     }
+
+    #[test]
+    fn odd_spans_render_without_panicking() {
+        let spans = [
+            Span::at("a.py", Some(0)).source(Some(String::new())),
+            Span::at("a.py", Some(1)).source(Some("x".into())).columns(0, 0),
+            Span::at("a.py", Some(2)).source(Some("x = 1".into())).columns(50, 3),
+            Span::at("a.py", Some(u64::MAX)).source(Some("\u{1b}[31mred\r\n\tnext".into())),
+            Span::at("", None).label("multi\nline"),
+        ];
+        for span in spans {
+            let d = Diagnostic::new(Severity::Error, Some(""), "").span(span).note("k", "\u{0}").help("");
+            assert!(plain(&d).starts_with("error"));
+        }
+    }
 }

@@ -20,7 +20,7 @@ mod text_values;
 mod unseen_classes;
 
 use super::stats::{Example, Examples, Stats};
-use super::{Bound, CheckOptions, Outcome, Task};
+use super::{Bound, CheckOptions, Inspection, Task};
 use crate::kb::KnowledgeBase;
 use crate::report::Confidence;
 use serde_json::{json, Map, Value};
@@ -111,7 +111,7 @@ fn hint(id: &str, values: Value) -> String {
 
 /// What every check may look at.
 pub struct Context<'a> {
-    pub outcome: &'a Outcome,
+    pub outcome: &'a Inspection,
     pub stats: &'a Stats,
     pub task: Task,
     pub bound: Option<&'a Bound>,
@@ -169,7 +169,7 @@ impl Context<'_> {
 }
 
 /// Runs every check, errors first.
-pub fn run(outcome: &Outcome, opts: &CheckOptions) -> Vec<Finding> {
+pub fn run(outcome: &Inspection, opts: &CheckOptions) -> Vec<Finding> {
     let ctx =
         Context { outcome, stats: &outcome.stats, task: outcome.task, bound: outcome.bound.as_ref(), opts };
     let checks: [fn(&Context) -> Vec<Finding>; 15] = [
