@@ -30,7 +30,7 @@ pub const TRIGGERS: &[&str] = &[
     "Cell In",
     "ipython-input",
     "&quot;",
-    "\u{201c}",
+    "“",
     "(most recent call first)",
     "Error",
     "error",
