@@ -28,6 +28,7 @@ pub const TRIGGERS: &[&str] = &[
     "Traceback",
     "File ",
     "Cell In",
+    "In[",
     "ipython-input",
     "&quot;",
     "“",
