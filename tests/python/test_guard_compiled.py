@@ -125,6 +125,22 @@ def test_an_op_after_a_graph_break_is_checked_and_named_by_its_own_function(fres
     assert error.location["line"] == line_of(flat_lookup_after_a_break, "return torch.take(doubled, idx)")
 
 
+def test_a_later_guard_session_still_checks_compiled_ops(fresh_compiler):
+    # Dynamo's table of torch functions is built once; built during an earlier guard session it
+    # knew that session's wrappers only, and broke the graph at (and skipped the check of) every
+    # guarded op of later sessions.
+    ids = torch.tensor([0, 5])
+    with assertscope.guard():
+        # The first compilation of the process builds the table.
+        torch._dynamo.trace_rules.clear_lru_cache()
+        torch.compile(TaggerLM(), backend="eager")(torch.tensor([[1, 2]]), torch.tensor([[0, 1]]), 0)
+    torch._dynamo.reset()
+    assertscope.guard(mode="sync")
+    explained = torch._dynamo.explain(flat_lookup_after_a_break)(torch.ones(2, 3), ids)
+    assert (explained.graph_count, explained.graph_break_count) == (2, 1)
+    assert [compiled.guarded_ops_in(graph) for graph in explained.graphs] == [0, 1]
+
+
 def step_results(model, ids, labels):
     loss = model(ids, labels, 0)
     loss.backward()

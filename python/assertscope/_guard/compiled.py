@@ -196,7 +196,11 @@ def _match(node):
     targets = _targets()
     if node.op == "call_function":
         try:
-            return targets["functions"].get(node.target)
+            found = targets["functions"].get(node.target)
+            if found is None and hasattr(node.target, "__wrapped__"):
+                # A wrapper of an earlier guard() that Dynamo listed as a torch function.
+                found = targets["functions"].get(node.target.__wrapped__)
+            return found
         except TypeError:  # an unhashable target
             return None
     if node.op == "call_method":
@@ -401,10 +405,22 @@ def _compile_wrapper(original):
     return compile
 
 
+def _forget_dynamo_trace_rules():
+    """Dynamo resolves its table of torch functions by name once: built while other objects sat
+    at torch.take & co. (the guard's wrappers, or the builtins), it no longer knows the current
+    ones and breaks the graph at each of them. Rebuilt after the guard installs or removes them."""
+    trace_rules = sys.modules.get("torch._dynamo.trace_rules")
+    clear = getattr(trace_rules, "clear_lru_cache", None)
+    if clear is not None:
+        clear()
+
+
 def install():
     """Guards compiled graphs: now if torch._dynamo is loaded, else from the first torch.compile."""
     from ._patch import replace
 
+    _targets.cache_clear()  # each guard() puts new wrappers in place
+    _forget_dynamo_trace_rules()
     with _lock:
         if not any(kind == "compile" for kind, _ in _installed):
             _installed.append(("compile", replace(torch, "compile", _compile_wrapper(torch.compile))))
@@ -417,3 +433,4 @@ def uninstall():
             if kind != "library":  # the op's definition stays: compiled graphs still call it
                 undo()
         _installed[:] = [entry for entry in _installed if entry[0] == "library"]
+    _forget_dynamo_trace_rules()
