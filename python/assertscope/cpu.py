@@ -8,7 +8,8 @@ What it remaps, in this process, from the call on:
     torch.Generator(device="cuda"), torch.load(map_location=...), and the legacy
     torch.cuda.FloatTensor-style types;
   * torch.cuda.is_available() answers True, so a script that branches on it takes the same
-    CUDA path it takes on a GPU machine; the torch.cuda calls such scripts make (device
+    CUDA path it takes on a GPU machine (PyTorch's compiler, torch.compile, is told the
+    truth, so it generates CPU code instead of looking for Triton's CUDA driver); the torch.cuda calls such scripts make (device
     counts, names and properties, set_device, synchronize, seeds, RNG state, memory
     statistics, streams, events, nvtx ranges) answer as a one-GPU machine whose "GPU" is the
     CPU: streams and events are already complete, timings use the wall clock, memory reads 0;
@@ -30,6 +31,7 @@ keep their CUDA meaning; `assertscope run --cpu` calls on_cpu() as torch is impo
 import collections
 import functools
 import os
+import sys
 import time
 import types
 
@@ -264,6 +266,36 @@ def _device_count():
     return 1
 
 
+# PyTorch's compiler stack asks whether CUDA is there to choose its code generator (Triton for
+# CUDA) and its device: it must get the true answer, or torch.compile looks for a CUDA driver.
+_TRUTHFUL_CALLERS = ("torch._inductor", "torch._dynamo", "torch.utils._triton", "torch._functorch", "triton")
+
+
+def _compiler_is_asking(depth=2, frames=40):
+    frame = sys._getframe(depth)
+    while frame is not None and frames:
+        if frame.f_globals.get("__name__", "").startswith(_TRUTHFUL_CALLERS):
+            return True
+        frame = frame.f_back
+        frames -= 1
+    return False
+
+
+def _answer_user_code(value):
+    """A replacement that answers `value()` to the script (it takes its CUDA path) and the
+    truth to PyTorch's compiler."""
+
+    def make(original):
+        def replacement(*args, **kwargs):
+            if _compiler_is_asking():
+                return original(*args, **kwargs)
+            return value()
+
+        return replacement
+
+    return make
+
+
 def _memory_stats(*args, **kwargs):
     # Scripts index it by key ("allocated_bytes.all.peak"): every statistic reads 0.
     return collections.defaultdict(int)
@@ -308,7 +340,6 @@ def _remap_cuda_module(torch):
     # the CPU. They are replaced in torch.cuda and in the submodules that define them
     # (torch.cuda.memory, torch.cuda.random), which call each other by their own names.
     answers = {
-        "is_available": True,
         "is_initialized": True,
         "device_count": _device_count,
         "current_device": lambda: state["device"],
@@ -363,6 +394,7 @@ def _remap_cuda_module(torch):
         "range_pop": None,
         "mark": None,
     }
+    _wrap(cuda, "is_available", _answer_user_code(lambda: True))
     for module in _modules(_CUDA_MODULES):
         for name, value in answers.items():
             if name in vars(module):
@@ -407,8 +439,6 @@ def _remap_accelerator(torch, state, set_device, current_stream, set_stream):
         return
     memory = _total_memory
     answers = {
-        "is_available": True,
-        "current_accelerator": lambda *args, **kwargs: torch.device("cuda"),
         "device_count": _device_count,
         "current_device_index": lambda: state["device"],
         "current_device_idx": lambda: state["device"],
@@ -426,6 +456,8 @@ def _remap_accelerator(torch, state, set_device, current_stream, set_stream):
         "reset_peak_memory_stats": None,
         "get_memory_info": lambda *args: (memory(), memory()),
     }
+    _wrap(torch.accelerator, "is_available", _answer_user_code(lambda: True))
+    _wrap(torch.accelerator, "current_accelerator", _answer_user_code(lambda: torch.device("cuda")))
     for module in _modules(_ACCELERATOR_MODULES):
         for name, value in answers.items():
             if name in vars(module):

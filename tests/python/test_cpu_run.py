@@ -71,3 +71,14 @@ def test_a_bad_label_after_the_first_adamw_step_is_diagnosed():
     assert root["location"]["code"].strip() == "loss = F.cross_entropy(logits.view(-1, 32), target.view(-1))"
     assert (root["values"]["bound"], root["values"]["max"], root["values"]["bad_count"]) == (32, 37, 1)
     assert b"step 0 " in proc.stderr and b"step 1 " not in proc.stderr
+
+
+def test_a_compiled_cuda_script_runs_on_the_cpu_and_its_bad_id_is_diagnosed():
+    # torch.compile must see the truth (no CUDA, so no Triton) while the script sees a GPU.
+    proc = run_cpu("compiled_tagger.py", "bad-id", json_report=True)
+    assert proc.returncode == 1, proc.stderr.decode()[-3000:]
+    root = json.loads(proc.stdout)["diagnoses"][0]
+    assert (root["cause"], root["op"]) == ("embedding-index-out-of-range", "embedding")
+    assert (root["location"]["file"], root["location"]["function"]) == ("compiled_tagger.py", "forward")
+    assert (root["values"]["max"], root["values"]["bound"]) == (54, 50)
+    assert b"step 1 " in proc.stderr and b"libcuda" not in proc.stderr

@@ -105,6 +105,42 @@ def test_async_mode_repairs_the_compiled_call_and_reports_at_the_next_check_poin
     assert "asynchronous guard" in str(error)
 
 
+def flat_lookup_after_a_break(x, idx):
+    doubled = x * 2
+    torch._dynamo.graph_break()
+    return torch.take(doubled, idx)
+
+
+def test_an_op_after_a_graph_break_is_checked_and_named_by_its_own_function(fresh_compiler):
+    assertscope.guard(mode="sync")
+    lookup = torch.compile(flat_lookup_after_a_break)
+    x = torch.arange(6.0).view(2, 3)
+    assert torch.equal(lookup(x, torch.tensor([0, 5])), torch.tensor([0.0, 10.0]))
+    with pytest.raises(GuardError) as caught:
+        lookup(x, torch.tensor([0, 6]))
+    error = caught.value
+    assert (error.op, error.values["max"], error.values["bad_count"]) == ("take", 6, 1)
+    # Dynamo calls the rest of the function torch_dynamo_resume_in_...: the report does not.
+    assert error.location["function"] == "flat_lookup_after_a_break"
+    assert error.location["line"] == line_of(flat_lookup_after_a_break, "return torch.take(doubled, idx)")
+
+
+def test_a_later_guard_session_still_checks_compiled_ops(fresh_compiler):
+    # Dynamo's table of torch functions is built once; built during an earlier guard session it
+    # knew that session's wrappers only, and broke the graph at (and skipped the check of) every
+    # guarded op of later sessions.
+    ids = torch.tensor([0, 5])
+    with assertscope.guard():
+        # The first compilation of the process builds the table.
+        torch._dynamo.trace_rules.clear_lru_cache()
+        torch.compile(TaggerLM(), backend="eager")(torch.tensor([[1, 2]]), torch.tensor([[0, 1]]), 0)
+    torch._dynamo.reset()
+    assertscope.guard(mode="sync")
+    explained = torch._dynamo.explain(flat_lookup_after_a_break)(torch.ones(2, 3), ids)
+    assert (explained.graph_count, explained.graph_break_count) == (2, 1)
+    assert [compiled.guarded_ops_in(graph) for graph in explained.graphs] == [0, 1]
+
+
 def step_results(model, ids, labels):
     loss = model(ids, labels, 0)
     loss.backward()

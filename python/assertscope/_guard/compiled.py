@@ -30,6 +30,8 @@ What it does not cover (the eager guard does, outside compiled regions):
     ctc_loss (their functional forms reshape their arguments before the kernel sees them);
   * ops whose non-tensor arguments are symbolic (dynamic shapes: `one_hot(t, n)` with a
     traced n), and ops on tensor subclasses;
+  * ops Dynamo cannot put in a graph (F.one_hot: it breaks the graph there and runs the op
+    itself, with the eager guard's check skipped because it is still compiling);
   * graphs compiled before the guard was switched on (torch.compile caches them), and
     TorchScript: torch.jit.script / torch.jit.trace run their graphs in C++ without Python,
     so nothing in them is guarded; PyTorch's own CPU checks still raise there (IndexError /
@@ -158,7 +160,7 @@ def _decode(encoded, value, tensors):
 
 @functools.lru_cache(maxsize=1)
 def _targets():
-    """{"functions": {callable: (key, check, names, renames)}, "methods": {name: ...},
+    """{"functions": {callable: (key, check, names, renames or None)}, "methods": {name: ...},
     "keys": {key: (check, names)}} for every guarded op a graph can contain."""
     from . import _patch
     from .checks import PATCHES
@@ -180,9 +182,11 @@ def _targets():
         keys[key] = (check, names)
         by_owner[(owner_path, name)] = key
         if owner_path == "torch.Tensor":
-            methods[name] = (key, check, names, {})
+            methods[name] = (key, check, names, None)
         else:
-            functions[original] = (key, check, names, {})
+            # Dynamo records the builtin, or the guard's wrapper itself when torch._dynamo was
+            # first imported while the guard was on (it then lists the wrapper as a torch function).
+            functions[original] = functions[current] = (key, check, names, None)
     functional = torch.nn.functional
     for name, (owner_and_name, renames) in _FUNCTIONAL.items():
         key = by_owner.get(owner_and_name)
@@ -198,7 +202,11 @@ def _match(node):
     targets = _targets()
     if node.op == "call_function":
         try:
-            return targets["functions"].get(node.target)
+            found = targets["functions"].get(node.target)
+            if found is None and hasattr(node.target, "__wrapped__"):
+                # A wrapper of an earlier guard() that Dynamo listed as a torch function.
+                found = targets["functions"].get(node.target.__wrapped__)
+            return found
         except TypeError:  # an unhashable target
             return None
     if node.op == "call_method":
@@ -207,9 +215,12 @@ def _match(node):
 
 
 def _bind(node, names, renames):
-    """{check parameter name: (where in the node, value)}, or None when the call cannot be bound."""
+    """{check parameter name: (where in the node, value)}, or None when the call cannot be bound.
+
+    `renames` is None for a builtin or method (its arguments are the check's, in order), else
+    the functional form's parameters that the check names differently."""
     bound = {}
-    if renames or node.op == "call_function" and _is_python_function(node.target):
+    if renames is not None:
         try:
             signature = inspect.signature(node.target)
             arguments = signature.bind(*node.args, **node.kwargs).arguments
@@ -232,10 +243,6 @@ def _bind(node, names, renames):
             return None
         bound[name] = (("kwarg", name), value)
     return bound
-
-
-def _is_python_function(target):
-    return inspect.isfunction(target)
 
 
 class _Unsupported(Exception):
@@ -283,6 +290,9 @@ def _user_frame(stack_trace):
         except ValueError:
             continue
         if is_user_file(file):
+            # After a graph break Dynamo names the rest of a function torch_dynamo_resume_in_<name>_at_<line>.
+            if function.startswith("torch_dynamo_resume_in_"):
+                function = function[len("torch_dynamo_resume_in_") :].rpartition("_at_")[0] or function
             code = lines[i + 1].strip() if i + 1 < len(lines) and not lines[i + 1].strip().startswith("File ") else None
             found = (file, number, function.strip(), code or None)
     return found
@@ -352,7 +362,8 @@ def _example_of(value):
 
 def guarded_ops_in(gm):
     """How many assertscope checks a graph module contains (for tests and diagnostics)."""
-    return sum(1 for n in gm.graph.nodes if n.op == "call_function" and n.target is torch.ops.assertscope.checked.default)
+    # By name: the op is defined only once a graph was guarded in this process.
+    return sum(1 for n in gm.graph.nodes if n.op == "call_function" and str(n.target) == "assertscope.checked.default")
 
 
 # --- where the rewrite hooks in ----------------------------------------------------------------
@@ -400,10 +411,22 @@ def _compile_wrapper(original):
     return compile
 
 
+def _forget_dynamo_trace_rules():
+    """Dynamo resolves its table of torch functions by name once: built while other objects sat
+    at torch.take & co. (the guard's wrappers, or the builtins), it no longer knows the current
+    ones and breaks the graph at each of them. Rebuilt after the guard installs or removes them."""
+    trace_rules = sys.modules.get("torch._dynamo.trace_rules")
+    clear = getattr(trace_rules, "clear_lru_cache", None)
+    if clear is not None:
+        clear()
+
+
 def install():
     """Guards compiled graphs: now if torch._dynamo is loaded, else from the first torch.compile."""
     from ._patch import replace
 
+    _targets.cache_clear()  # each guard() puts new wrappers in place
+    _forget_dynamo_trace_rules()
     with _lock:
         if not any(kind == "compile" for kind, _ in _installed):
             _installed.append(("compile", replace(torch, "compile", _compile_wrapper(torch.compile))))
@@ -416,3 +439,4 @@ def uninstall():
             if kind != "library":  # the op's definition stays: compiled graphs still call it
                 undo()
         _installed[:] = [entry for entry in _installed if entry[0] == "library"]
+    _forget_dynamo_trace_rules()
