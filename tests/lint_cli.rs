@@ -314,3 +314,21 @@ fn self_referential_calls_end() {
     let output = lint_in(dir.path(), &["graph.py"]);
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
 }
+
+#[test]
+fn every_example_bug_is_found() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let found = findings(&json(&lint_in(root, &["examples", "--output-format", "json"])));
+    let expected: Vec<(String, u64, String)> = [
+        ("examples/added_tokens.py", 31, "AS106"),
+        ("examples/ddp_labels.py", 32, "AS112"),
+        ("examples/fraud_bce.py", 21, "AS103"),
+        ("examples/road_segmentation.py", 30, "AS112"),
+        ("examples/sample_temperature.py", 14, "AS108"),
+        ("examples/star_ratings.py", 32, "AS112"),
+    ]
+    .into_iter()
+    .map(|(p, l, c)| (p.to_string(), l, c.to_string()))
+    .collect();
+    assert_eq!(found, expected);
+}

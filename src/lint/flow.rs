@@ -716,10 +716,35 @@ impl<'a> Flow<'a> {
         match expr {
             Expr::Name(name) => {
                 let (s, binding) = self.sem.lookup(scope, name.id.as_str(), name.range.start())?;
-                match binding.value {
+                match &binding.value {
                     Bound::Value(value) => self.int_at(value, s, depth + 1),
+                    // A parameter: the value every call of the module passes, and the default
+                    // when some call leaves it out, all agreeing.
+                    Bound::Param { scope: fn_scope, index, name: param, default } => {
+                        let sites = self.arguments_at(*fn_scope, *index, param, depth + 1);
+                        let callers = self.sem.function(*fn_scope).map_or(0, |def| {
+                            self.sem.calls_of(def.name.as_str()).take(MAX_CALL_SITES).count()
+                        });
+                        let mut values = Vec::new();
+                        for (arg, arg_scope) in &sites {
+                            values.push(self.int_at(arg, *arg_scope, depth + 1)?);
+                        }
+                        if sites.len() < callers || sites.is_empty() {
+                            values.push(self.int_at((*default)?, *fn_scope, depth + 1)?);
+                        }
+                        let first = *values.first()?;
+                        values.iter().all(|v| *v == first).then_some(first)
+                    }
                     _ => None,
                 }
+            }
+            Expr::Attribute(attr) => {
+                let (value, value_scope) = match self.self_attr(attr, scope) {
+                    Some((s, Bound::Value(v))) => (v, s),
+                    Some(_) => return None,
+                    None => self.config_value_at(attr, scope, depth + 1)?,
+                };
+                self.int_at(value, value_scope, depth + 1)
             }
             Expr::BinOp(binop) => {
                 let l = self.int_at(&binop.left, scope, depth + 1)?;

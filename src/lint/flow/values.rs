@@ -296,4 +296,73 @@ impl<'a> Flow<'a> {
             }
         }
     }
+
+    /// How many samples a data set holds, when the module fixes it: `torch.arange(64)`, the
+    /// first size of `randn(64, 8)` / `zeros((64, 1))`, and a TensorDataset of such tensors.
+    pub fn sample_count(&self, dataset: &'a Expr, scope: ScopeId) -> Option<i64> {
+        self.fuel.set(FUEL);
+        self.samples_at(dataset, scope, 0)
+    }
+
+    fn samples_at(&self, expr: &'a Expr, scope: ScopeId, depth: u32) -> Option<i64> {
+        if !self.burn(depth) {
+            return None;
+        }
+        match expr {
+            Expr::Name(name) => {
+                let (s, binding) = self.sem.lookup(scope, name.id.as_str(), name.range.start())?;
+                match binding.value {
+                    Bound::Value(v) => self.samples_at(v, s, depth + 1),
+                    _ => None,
+                }
+            }
+            Expr::Call(call) => {
+                if let Some(Instance::Torch("TensorDataset", ctor, ctor_scope)) = self
+                    .instance_at(&call.func, scope, depth + 1)
+                    .or_else(|| self.instance_at(expr, scope, depth + 1))
+                {
+                    return self.samples_at(ctor.arguments.args.first()?, ctor_scope, depth + 1);
+                }
+                match self.sem.api(&call.func) {
+                    Some(("torch", "arange")) if call.arguments.args.len() == 1 => {
+                        self.int_at(&call.arguments.args[0], scope, depth + 1)
+                    }
+                    Some(("torch", "randn" | "rand" | "zeros" | "ones" | "empty")) => {
+                        let first = match call.arguments.args.first()? {
+                            Expr::Tuple(t) => t.elts.first()?,
+                            Expr::List(l) => l.elts.first()?,
+                            other => other,
+                        };
+                        self.int_at(first, scope, depth + 1)
+                    }
+                    Some(_) => None,
+                    None => match &*call.func {
+                        // Methods that keep the rows: dtype and device changes, a column.
+                        Expr::Attribute(attr) => {
+                            let keeps_rows = match attr.attr.as_str() {
+                                "float" | "long" | "double" | "to" | "cuda" | "cpu" | "clone" => true,
+                                "unsqueeze" => matches!(
+                                    argument(call, "dim", Some(0)).and_then(int_literal),
+                                    Some(1 | -1)
+                                ),
+                                "view" | "reshape" => {
+                                    call.arguments.args.len() == 2
+                                        && int_literal(&call.arguments.args[0]) == Some(-1)
+                                        && int_literal(&call.arguments.args[1]) == Some(1)
+                                }
+                                _ => false,
+                            };
+                            if keeps_rows {
+                                self.samples_at(&attr.value, scope, depth + 1)
+                            } else {
+                                None
+                            }
+                        }
+                        _ => None,
+                    },
+                }
+            }
+            _ => None,
+        }
+    }
 }

@@ -1,6 +1,6 @@
 //! AS107: a training DataLoader that can end in a one-sample batch, feeding BatchNorm.
 
-use crate::lint::semantic::{argument, int_literal, ClassId};
+use crate::lint::semantic::{argument, ClassId};
 use crate::lint::{Checker, RuleDoc, Severity};
 use ruff_python_ast::Expr;
 use ruff_text_size::Ranged;
@@ -45,8 +45,18 @@ pub fn check(checker: &Checker) {
         {
             continue;
         }
-        if argument(call, "batch_size", Some(1)).and_then(int_literal) == Some(1) {
+        let batch_size =
+            argument(call, "batch_size", Some(1)).and_then(|b| checker.flow.int_value(b, site.scope));
+        if batch_size == Some(1) {
             continue;
+        }
+        // A data set of known size whose batches never leave a remainder of one.
+        let samples =
+            argument(call, "dataset", Some(0)).and_then(|d| checker.flow.sample_count(d, site.scope));
+        if let (Some(samples), Some(batch)) = (samples, batch_size) {
+            if batch > 1 && samples % batch != 1 {
+                continue;
+            }
         }
         let name = sem.assigned_to.get(&call.range().start()).map(|n| n.to_ascii_lowercase());
         let named_train = name.as_deref().is_some_and(|n| n.contains("train"));
