@@ -14,16 +14,22 @@ import weakref
 
 import torch
 
+from ... import _frames
+
 RECENT = 4  # batches remembered (the failing one may surface a step later in async mode)
 
 _recent = collections.deque(maxlen=RECENT)
 _undo = []
 
 
-class BatchRecord:
-    __slots__ = ("dataset", "indices", "collate_fn", "step", "steps", "leaves", "__weakref__")
+_loader_sites = weakref.WeakKeyDictionary()  # DataLoader -> (file, line, function) of its construction
 
-    def __init__(self, dataset, indices, collate_fn, step, steps, leaves):
+
+class BatchRecord:
+    __slots__ = ("dataset", "indices", "collate_fn", "step", "steps", "leaves", "loader", "__weakref__")
+
+    def __init__(self, dataset, indices, collate_fn, step, steps, leaves, loader=None):
+        self.loader = loader
         self.dataset = dataset
         self.indices = indices
         self.collate_fn = collate_fn
@@ -84,12 +90,30 @@ def install():
             pass
         return data
 
+    iterator_init, loader_init = base.__init__, dataloader.DataLoader.__init__
+
+    def iterator__init__(self, loader, *args, **kwargs):
+        iterator_init(self, loader, *args, **kwargs)
+        self._assertscope_loader = weakref.ref(loader)
+
+    def loader__init__(self, *args, **kwargs):
+        loader_init(self, *args, **kwargs)
+        site = _frames.capture()
+        if site is not None:
+            _loader_sites[self] = site
+
     _next_index.__wrapped__ = next_index
     __next__.__wrapped__ = next_batch
+    iterator__init__.__wrapped__ = iterator_init
+    loader__init__.__wrapped__ = loader_init
     base._next_index = _next_index
     base.__next__ = __next__
+    base.__init__ = iterator__init__
+    dataloader.DataLoader.__init__ = loader__init__
     _undo.append((base, "_next_index", next_index))
     _undo.append((base, "__next__", next_batch))
+    _undo.append((base, "__init__", iterator_init))
+    _undo.append((dataloader.DataLoader, "__init__", loader_init))
 
 
 def uninstall():
@@ -126,8 +150,16 @@ def _record(iterator, data):
             iterator._num_yielded,
             steps,
             _leaves(data),
+            iterator.__dict__.get("_assertscope_loader"),
         )
     )
+
+
+def loader_site(record):
+    """(loader, (file, line, function)) of the DataLoader a batch came from, when known."""
+    loader = record.loader() if record.loader is not None else None
+    site = _loader_sites.get(loader) if loader is not None else None
+    return (loader, site) if site is not None else None
 
 
 def recent():
