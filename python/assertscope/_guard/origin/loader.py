@@ -26,9 +26,10 @@ _loader_sites = weakref.WeakKeyDictionary()  # DataLoader -> (file, line, functi
 
 
 class BatchRecord:
-    __slots__ = ("dataset", "indices", "collate_fn", "step", "steps", "leaves", "loader", "__weakref__")
+    __slots__ = ("dataset", "indices", "collate_fn", "step", "steps", "leaves", "loader", "resolved", "__weakref__")
 
     def __init__(self, dataset, indices, collate_fn, step, steps, leaves, loader=None):
+        self.resolved = False
         self.loader = loader
         self.dataset = dataset
         self.indices = indices
@@ -36,6 +37,18 @@ class BatchRecord:
         self.step = step
         self.steps = steps
         self.leaves = leaves
+
+    def resolve(self):
+        """Error path: the sampler's index as a list of ints, the epoch's number of batches
+        (`steps` holds the sampler until then)."""
+        if self.resolved:
+            return
+        self.resolved = True
+        self.indices = _as_list(self.indices) if self.indices is not None else None
+        try:
+            self.steps = len(self.steps)
+        except TypeError:
+            self.steps = None
 
     def live_leaves(self):
         return [t for t in (ref() for ref in self.leaves) if t is not None]
@@ -135,20 +148,16 @@ def _record(iterator, data):
         index = sent.pop(received, None)
         for stale in [k for k in sent if k < received]:
             del sent[stale]
-    indices = _as_list(index) if index is not None else None
-    if indices is None:
+    if index is None:
         return
-    try:
-        steps = len(iterator)
-    except TypeError:
-        steps = None
+    # Raw: the indices are made a list, and the epoch's length read, on the error path only.
     _recent.append(
         BatchRecord(
             iterator._dataset,
-            indices,
+            index,
             iterator._collate_fn if iterator._auto_collation else None,
             iterator._num_yielded,
-            steps,
+            iterator._index_sampler,
             _leaves(data),
             iterator.__dict__.get("_assertscope_loader"),
         )
@@ -163,8 +172,14 @@ def loader_site(record):
 
 
 def recent():
-    """The batches yielded last, newest first."""
-    return list(reversed(_recent))
+    """The batches yielded last, newest first, resolved; batches without int indices are
+    left out."""
+    found = []
+    for record in reversed(_recent):
+        record.resolve()
+        if record.indices:
+            found.append(record)
+    return found
 
 
 def forget():

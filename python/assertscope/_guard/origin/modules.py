@@ -69,7 +69,10 @@ def _recording(original):
             if weight is not None:
                 key = id(weight)
                 forget = lambda _ref, key=key: _by_weight.pop(key, None)  # noqa: E731
-                _by_weight[key] = (weakref.ref(weight, forget), created_with(self), sites)
+                # The values, not the text: it is formatted on the error path only.
+                base = _base_name(type(self))
+                values = tuple(getattr(self, a, None) for a in TRACKED.get(base, ()))
+                _by_weight[key] = (weakref.ref(weight, forget), base, values, sites)
         except TypeError:  # an instance that cannot be weakly referenced: not recorded
             pass
 
@@ -102,16 +105,27 @@ def uninstall():
                 del cls.__init__
 
 
+_bases = {}
+
+
+def _base_name(kind):
+    """The tracked torch.nn class a module type is (a user's subclass of nn.Linear: Linear)."""
+    name = _bases.get(kind)
+    if name is None:
+        base = next((c for c in kind.__mro__ if c.__module__.startswith("torch.nn") and c.__name__ in TRACKED), kind)
+        name = _bases[kind] = base.__name__
+    return name
+
+
+def _describe(base, values):
+    parts = [f"{a}={v}" for a, v in zip(TRACKED.get(base, ()), values) if v is not None]
+    return f"nn.{base}({', '.join(parts)})"
+
+
 def created_with(module):
     """`nn.Linear(in_features=64, out_features=10)` from the module's own attributes."""
-    kind = type(module)
-    base = next((c for c in kind.__mro__ if c.__module__.startswith("torch.nn") and c.__name__ in TRACKED), kind)
-    parts = []
-    for attribute in TRACKED.get(base.__name__, ()):
-        value = getattr(module, attribute, None)
-        if value is not None:
-            parts.append(f"{attribute}={value}")
-    return f"nn.{base.__name__}({', '.join(parts)})"
+    base = _base_name(type(module))
+    return _describe(base, tuple(getattr(module, a, None) for a in TRACKED.get(base, ())))
 
 
 def sites(module):
@@ -132,7 +146,8 @@ def owner_of(parameter):
     entry = _by_weight.get(id(parameter))
     if entry is None or entry[0]() is not parameter:
         return None
-    return entry[1], entry[2]
+    _, base, values, sites = entry
+    return _describe(base, values), sites
 
 
 def producer_of(tensor, kind_names, depth=12):
