@@ -337,3 +337,54 @@ def test_clean_loaders_and_modules_behave_exactly_as_without_the_guard():
 
     assert not hasattr(dataloader._BaseDataLoaderIter.__next__, "__wrapped__")
     assert not hasattr(torch.nn.Linear.__init__, "__wrapped__")
+    assert "__init__" not in vars(torch.nn.BatchNorm1d)
+    assert not hasattr(DataLoader.__init__, "__wrapped__")
+
+
+def test_a_last_batch_of_one_through_batchnorm_names_the_dataloader_and_the_layer(tmp_path):
+    error, lines = run_script(
+        tmp_path,
+        """
+        import torch
+        import torch.nn as nn
+        from torch.utils.data import DataLoader, TensorDataset
+
+        net = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+        loader = DataLoader(TensorDataset(torch.randn(9, 3)), batch_size=4)
+        for (x,) in loader:
+            net(x)
+        """,
+    )
+    assert error.cause == "batchnorm-single-sample"
+    assert error.location["line"] == line_of(lines, "net(x)")
+    data, module = origins(error, "data")[0], origins(error, "module")[0]
+    assert data["line"] == line_of(lines, "loader = DataLoader")
+    assert "9 samples leave a last batch of 1" in data["note"]
+    assert module["line"] == line_of(lines, "net = nn.Sequential")
+    assert "nn.BatchNorm1d(num_features=4)" in module["note"]
+
+
+def test_a_flatten_that_changed_the_batch_size_is_named_in_the_models_forward(tmp_path):
+    error, lines = run_script(
+        tmp_path,
+        """
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(1, 4, 3)
+                self.fc = nn.Linear(4 * 4 * 8, 10)
+
+            def forward(self, x):
+                x = self.conv(x)
+                x = x.view(-1, 4 * 4 * 8)
+                return self.fc(x)
+
+        out = Net()(torch.randn(8, 1, 6, 6))
+        loss = nn.functional.cross_entropy(out, torch.zeros(8, dtype=torch.long))
+        """,
+    )
+    assert error.cause == "batch-size-mismatch"
+    assert origins(error, "data")[0]["line"] == line_of(lines, "x = x.view(-1")

@@ -19,14 +19,16 @@ MAX_ORIGINS = 4
 def install():
     modules.install()
     loader.install()
-    from . import rnn
+    from . import batchnorm, rnn
 
     rnn.install()
+    batchnorm.install()
 
 
 def uninstall():
-    from . import rnn
+    from . import batchnorm, rnn
 
+    batchnorm.uninstall()
     rnn.uninstall()
     loader.uninstall()
     modules.uninstall()
@@ -96,22 +98,18 @@ def _predicate(finding, subject):
     return lambda value: samples.matches_value(value, wanted)
 
 
-def _note_for_module(module, need):
-    text = f"{modules.created_with(module)} created here"
-    return f"{text}: {need}" if need else text
-
-
 def _module_origin(origins, found, need):
+    """Adds a module's construction sites; `found` is (description, sites)."""
     if not found:
         return
-    module, sites = found
-    note = _note_for_module(module, need)
+    description, sites = found
+    note = f"{description} created here" + (f": {need}" if need else "")
     for k, (filename, line, function) in enumerate(sites):
-        origins.add(filename, line, function, "module", note if k == 0 else f"{modules.created_with(module)} built from here")
+        origins.add(filename, line, function, "module", note if k == 0 else f"{description} built from here")
     if sites:
         filename, line, _ = sites[0]
         for source, made, name in flow.size_origin(filename, line):
-            origins.add(source, made, None, "module", f"`{name}`, the size given to {modules.created_with(module)}, set here")
+            origins.add(source, made, None, "module", f"`{name}`, the size given to {description}, set here")
         if len(sites) > 1:
             filename, line, _ = sites[1]
             for source, made, name in flow.size_origin(filename, line):
@@ -126,7 +124,7 @@ def _class_head(input, classes):
     if found is not None:
         return found
     sized = [
-        (m, s)
+        (modules.created_with(m), s)
         for m, s in modules.recorded(kinds)
         if getattr(m, "out_features", getattr(m, "out_channels", None)) == classes
     ]
@@ -210,7 +208,8 @@ def _find(check, call, rule, finding, location, origins):
         if head_too_small:  # the size is the likelier mistake: its line first
             need = f"{classes} outputs, the labels need {values['max'] + 1}" if values.get("max") is not None else None
             _module_origin(origins, _class_head(input, classes), need)
-        _data_origin(origins, finding, subject, frames)
+        if cause != "batch-size-mismatch":  # there the target is usually right, the input is not
+            _data_origin(origins, finding, subject, frames)
         if padding:
             loss = [(m, s) for m, s in modules.recorded(("CrossEntropyLoss", "NLLLoss")) if s]
             if loss:
@@ -220,8 +219,16 @@ def _find(check, call, rule, finding, location, origins):
                     filename, line, function, "module",
                     f"{modules.created_with(module)} created here: entries equal to ignore_index are skipped",
                 )
-        elif cause == "batch-size-mismatch" and frames:
-            traced = flow.trace_value(frames, input)
+        elif cause == "batch-size-mismatch":
+            head = _class_head(input, input.shape[-1] if input.dim() == 2 else input.shape[1])
+            for filename, line, function in (head[1][:1] if head else ()):
+                for reshape in flow.batch_reshapes(filename, line):
+                    origins.add(
+                        filename, reshape, "forward", "data",
+                        f"a reshape with -1 in the batch position: it gave {input.shape[0]} rows for "
+                        f"{values.get('target_shape', ['?'])[0]} samples",
+                    )
+            traced = flow.trace_value(frames, input) if frames else None
             if traced is not None and traced[1] == "assign":
                 filename, line, function = traced[0]
                 origins.add(filename, line, function, "data", "the input was made here")

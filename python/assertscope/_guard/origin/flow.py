@@ -256,3 +256,41 @@ def attribute_sources(filename, line, element=None):
                 if isinstance(target, ast.Attribute) and target.attr in attributes and isinstance(target.value, ast.Name) and target.value.id == "self":
                     found.append(node.lineno)
     return sorted(set(found))
+
+
+def batch_reshapes(filename, line):
+    """Lines of `x.view(-1, K)` / `x.reshape(-1, K)` in the forward of the class whose body
+    holds `line` (where one of its layers was built): a -1 in the batch position keeps the
+    element count but changes the batch size when K is not the real per-sample size."""
+    root = tree(filename)
+    if root is None:
+        return []
+    owner = None
+    for node in ast.walk(root):
+        if isinstance(node, ast.ClassDef) and node.lineno <= line <= getattr(node, "end_lineno", node.lineno):
+            owner = node
+    if owner is None:
+        return []
+    found = []
+    for method in owner.body:
+        if not (isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.name == "forward"):
+            continue
+        for node in ast.walk(method):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("view", "reshape")
+                and len(node.args) >= 2
+                and _is_minus_one(node.args[0])
+            ):
+                found.append(node.lineno)
+    return sorted(set(found))
+
+
+def _is_minus_one(node):
+    return (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and node.operand.value == 1
+    )

@@ -14,22 +14,41 @@ import weakref
 
 import torch
 
+from ... import _frames
+
 RECENT = 4  # batches remembered (the failing one may surface a step later in async mode)
 
 _recent = collections.deque(maxlen=RECENT)
 _undo = []
 
 
-class BatchRecord:
-    __slots__ = ("dataset", "indices", "collate_fn", "step", "steps", "leaves", "__weakref__")
+_loader_sites = weakref.WeakKeyDictionary()  # DataLoader -> (file, line, function) of its construction
 
-    def __init__(self, dataset, indices, collate_fn, step, steps, leaves):
+
+class BatchRecord:
+    __slots__ = ("dataset", "indices", "collate_fn", "step", "steps", "leaves", "loader", "resolved", "__weakref__")
+
+    def __init__(self, dataset, indices, collate_fn, step, steps, leaves, loader=None):
+        self.resolved = False
+        self.loader = loader
         self.dataset = dataset
         self.indices = indices
         self.collate_fn = collate_fn
         self.step = step
         self.steps = steps
         self.leaves = leaves
+
+    def resolve(self):
+        """Error path: the sampler's index as a list of ints, the epoch's number of batches
+        (`steps` holds the sampler until then)."""
+        if self.resolved:
+            return
+        self.resolved = True
+        self.indices = _as_list(self.indices) if self.indices is not None else None
+        try:
+            self.steps = len(self.steps)
+        except TypeError:
+            self.steps = None
 
     def live_leaves(self):
         return [t for t in (ref() for ref in self.leaves) if t is not None]
@@ -84,12 +103,30 @@ def install():
             pass
         return data
 
+    iterator_init, loader_init = base.__init__, dataloader.DataLoader.__init__
+
+    def iterator__init__(self, loader, *args, **kwargs):
+        iterator_init(self, loader, *args, **kwargs)
+        self._assertscope_loader = weakref.ref(loader)
+
+    def loader__init__(self, *args, **kwargs):
+        loader_init(self, *args, **kwargs)
+        site = _frames.capture()
+        if site is not None:
+            _loader_sites[self] = site
+
     _next_index.__wrapped__ = next_index
     __next__.__wrapped__ = next_batch
+    iterator__init__.__wrapped__ = iterator_init
+    loader__init__.__wrapped__ = loader_init
     base._next_index = _next_index
     base.__next__ = __next__
+    base.__init__ = iterator__init__
+    dataloader.DataLoader.__init__ = loader__init__
     _undo.append((base, "_next_index", next_index))
     _undo.append((base, "__next__", next_batch))
+    _undo.append((base, "__init__", iterator_init))
+    _undo.append((dataloader.DataLoader, "__init__", loader_init))
 
 
 def uninstall():
@@ -111,28 +148,38 @@ def _record(iterator, data):
         index = sent.pop(received, None)
         for stale in [k for k in sent if k < received]:
             del sent[stale]
-    indices = _as_list(index) if index is not None else None
-    if indices is None:
+    if index is None:
         return
-    try:
-        steps = len(iterator)
-    except TypeError:
-        steps = None
+    # Raw: the indices are made a list, and the epoch's length read, on the error path only.
     _recent.append(
         BatchRecord(
             iterator._dataset,
-            indices,
+            index,
             iterator._collate_fn if iterator._auto_collation else None,
             iterator._num_yielded,
-            steps,
+            iterator._index_sampler,
             _leaves(data),
+            iterator.__dict__.get("_assertscope_loader"),
         )
     )
 
 
+def loader_site(record):
+    """(loader, (file, line, function)) of the DataLoader a batch came from, when known."""
+    loader = record.loader() if record.loader is not None else None
+    site = _loader_sites.get(loader) if loader is not None else None
+    return (loader, site) if site is not None else None
+
+
 def recent():
-    """The batches yielded last, newest first."""
-    return list(reversed(_recent))
+    """The batches yielded last, newest first, resolved; batches without int indices are
+    left out."""
+    found = []
+    for record in reversed(_recent):
+        record.resolve()
+        if record.indices:
+            found.append(record)
+    return found
 
 
 def forget():

@@ -38,6 +38,9 @@ TRACKED = {
 }
 
 _sites = weakref.WeakKeyDictionary()  # module -> ((file, line, function), ...) innermost first
+# weight -> (description, sites): outlives a module built inline (`Net()(x)`) while its
+# output's autograd graph keeps the weight alive.
+_by_weight = {}  # id(weight) -> (weak reference, description, sites); tensors cannot be weak dict keys
 _undo = []
 
 
@@ -61,7 +64,15 @@ def _recording(original):
     def __init__(self, *args, **kwargs):
         original(self, *args, **kwargs)
         try:
-            _sites[self] = _user_frames()
+            sites = _sites[self] = _user_frames()
+            weight = getattr(self, "weight", None)
+            if weight is not None:
+                key = id(weight)
+                forget = lambda _ref, key=key: _by_weight.pop(key, None)  # noqa: E731
+                # The values, not the text: it is formatted on the error path only.
+                base = _base_name(type(self))
+                values = tuple(getattr(self, a, None) for a in TRACKED.get(base, ()))
+                _by_weight[key] = (weakref.ref(weight, forget), base, values, sites)
         except TypeError:  # an instance that cannot be weakly referenced: not recorded
             pass
 
@@ -76,30 +87,45 @@ def install():
         return
     for name in TRACKED:
         cls = getattr(nn, name, None)
-        if cls is None or "__init__" not in vars(cls):
+        if cls is None:
             continue
-        original = vars(cls)["__init__"]
+        own = "__init__" in vars(cls)  # BatchNorm1d & co. inherit theirs: wrap it on the class
+        original = cls.__init__
         cls.__init__ = _recording(original)
-        _undo.append((cls, original))
+        _undo.append((cls, original, own))
 
 
 def uninstall():
     while _undo:
-        cls, original = _undo.pop()
-        if getattr(cls.__init__, "__wrapped__", None) is original:
-            cls.__init__ = original
+        cls, original, own = _undo.pop()
+        if getattr(vars(cls).get("__init__"), "__wrapped__", None) is original:
+            if own:
+                cls.__init__ = original
+            else:
+                del cls.__init__
+
+
+_bases = {}
+
+
+def _base_name(kind):
+    """The tracked torch.nn class a module type is (a user's subclass of nn.Linear: Linear)."""
+    name = _bases.get(kind)
+    if name is None:
+        base = next((c for c in kind.__mro__ if c.__module__.startswith("torch.nn") and c.__name__ in TRACKED), kind)
+        name = _bases[kind] = base.__name__
+    return name
+
+
+def _describe(base, values):
+    parts = [f"{a}={v}" for a, v in zip(TRACKED.get(base, ()), values) if v is not None]
+    return f"nn.{base}({', '.join(parts)})"
 
 
 def created_with(module):
     """`nn.Linear(in_features=64, out_features=10)` from the module's own attributes."""
-    kind = type(module)
-    base = next((c for c in kind.__mro__ if c.__module__.startswith("torch.nn") and c.__name__ in TRACKED), kind)
-    parts = []
-    for attribute in TRACKED.get(base.__name__, ()):
-        value = getattr(module, attribute, None)
-        if value is not None:
-            parts.append(f"{attribute}={value}")
-    return f"nn.{base.__name__}({', '.join(parts)})"
+    base = _base_name(type(module))
+    return _describe(base, tuple(getattr(module, a, None) for a in TRACKED.get(base, ())))
 
 
 def sites(module):
@@ -116,30 +142,28 @@ def recorded(kind_names):
 
 
 def owner_of(parameter):
-    """The recorded module whose `weight` is this tensor (or None)."""
-    for module, where in list(_sites.items()):
-        if getattr(module, "weight", None) is parameter:
-            return module, where
-    return None
+    """(description, sites) of the recorded module whose `weight` is this tensor, or None."""
+    entry = _by_weight.get(id(parameter))
+    if entry is None or entry[0]() is not parameter:
+        return None
+    _, base, values, sites = entry
+    return _describe(base, values), sites
 
 
 def producer_of(tensor, kind_names, depth=12):
-    """The recorded module whose weight made `tensor`, found through its autograd graph
-    (logits -> AddmmBackward -> the head's weight). None without a graph or a match."""
+    """(description, sites) of the recorded module whose weight made `tensor`, found through
+    its autograd graph (logits -> AddmmBackward -> the head's weight), or None."""
     node = getattr(tensor, "grad_fn", None)
     seen = 0
     queue = [node] if node is not None else []
-    weights = {}
-    for module, where in recorded(kind_names):
-        weight = getattr(module, "weight", None)
-        if weight is not None:
-            weights[id(weight)] = (module, where)
+    kinds = tuple(f"nn.{name}(" for name in kind_names)
     while queue and seen < depth * 4:
         node = queue.pop(0)
         seen += 1
         variable = getattr(node, "variable", None)
-        if variable is not None and id(variable) in weights:
-            return weights[id(variable)]
+        found = owner_of(variable) if variable is not None else None
+        if found is not None and found[0].startswith(kinds):
+            return found
         for child, _ in getattr(node, "next_functions", ()):
             if child is not None:
                 queue.append(child)
