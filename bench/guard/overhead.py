@@ -1,8 +1,10 @@
 """Overhead of the guard: median training-step time with the guard vs without, on a small
-transformer LM (embedding + cross_entropy with -100 padding) and a CNN with BatchNorm,
-measured in the same run, interleaved (plain, guard, detect_anomaly, plain, ...) so that
-machine noise hits every variant alike. torch.autograd.detect_anomaly on the same models is
-printed as the reference. Target: guard <= 1.02x plain.
+transformer LM (embedding + cross_entropy with -100 padding), a CNN with BatchNorm and an
+index-heavy message-passing GNN (index_select / index_add_ / scatter_add_ along edges,
+advanced indexing of seed nodes), measured in the same run, interleaved (plain, guard,
+detect_anomaly, plain, ...) so that machine noise hits every variant alike.
+torch.autograd.detect_anomaly on the same models is printed as the reference.
+Targets: guard <= 1.02x plain on the LM and the CNN, <= 1.05x on the GNN.
 
     python bench/guard/overhead.py                       # CPU, guard in its default mode
     python bench/guard/overhead.py --device cuda --mode async
@@ -88,7 +90,56 @@ def cnn_workload(device, size):
     return step
 
 
-WORKLOADS = {"lm": lm_workload, "cnn": cnn_workload}
+class MessagePassing(nn.Module):
+    """One graph convolution: gather the source nodes' features along the edges
+    (index_select), transform them, add them up at the target nodes (index_add_), normalise
+    by degree (scatter_add_ of ones)."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.message = nn.Linear(dim, dim)
+        self.update = nn.Linear(2 * dim, dim)
+
+    def forward(self, x, edges):
+        source, target = edges[0], edges[1]
+        messages = self.message(x.index_select(0, source))
+        summed = torch.zeros_like(x).index_add_(0, target, messages)
+        degree = torch.zeros(x.shape[0], device=x.device).scatter_add_(0, target, torch.ones_like(target, dtype=x.dtype))
+        mean = summed / degree.clamp(min=1).unsqueeze(1)
+        return torch.relu(self.update(torch.cat([x, mean], dim=1)))
+
+
+def gnn_workload(device, size):
+    """Node classification on a random graph, mini-batches of seed nodes: index-heavy (a
+    dozen guarded index calls per step on small tensors: a launch-bound workload)."""
+    nodes, edges, dim, classes, layers, batch = (2000, 8000, 32, 7, 3, 256) if size == "small" else (100_000, 1_000_000, 128, 40, 3, 4096)
+    generator = torch.Generator().manual_seed(0)
+    features = torch.randn(nodes, dim, generator=generator).to(device)
+    edge_index = torch.randint(0, nodes, (2, edges), generator=generator).to(device)
+    labels = torch.randint(0, classes, (nodes,), generator=generator).to(device)
+    embed = nn.Embedding(nodes, dim).to(device)  # a learned id embedding, as node2vec-style models have
+    convs = nn.ModuleList(MessagePassing(dim) for _ in range(layers)).to(device)
+    head = nn.Linear(dim, classes).to(device)
+    params = [*embed.parameters(), *convs.parameters(), *head.parameters()]
+    optimizer = torch.optim.Adam(params, lr=1e-3)
+    node_ids = torch.arange(nodes, device=device)
+
+    def step():
+        seeds = torch.randint(0, nodes, (batch,), device=device)
+        h = features + embed(node_ids)
+        for conv in convs:
+            h = conv(h, edge_index)
+        logits = head(h[seeds])  # advanced indexing of the seed nodes
+        loss = F.cross_entropy(logits, labels[seeds])
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return step
+
+
+WORKLOADS = {"lm": lm_workload, "cnn": cnn_workload, "gnn": gnn_workload}
 
 
 class Variant:
