@@ -121,3 +121,18 @@ def test_an_inference_tensor_outside_inference_mode_is_refused_as_unguarded(mode
     assert expected is not None
     got = guarded_error(lambda: table(ids), mode)
     assert type(got) is type(expected) and str(got) == str(expected)
+
+
+def test_the_error_crosses_processes_and_shows_as_a_guard_error():
+    import pickle
+    import traceback
+
+    with assertscope.guard(mode="sync"):
+        with pytest.raises(IndexError) as info:
+            F.embedding(torch.tensor([5]), torch.randn(3, 2))
+    error = info.value
+    shown = "".join(traceback.format_exception_only(type(error), error))
+    assert shown.startswith("assertscope.GuardError.IndexError: embedding: ")
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is type(error) is assertscope.GuardError.IndexError
+    assert copy.cause == error.cause and copy.diagnosis == error.diagnosis
