@@ -30,7 +30,7 @@ import threading
 import torch
 
 from .. import _frames
-from ._failure import failure
+from ._failure import cpu_refusal, failure
 from ._state import Busy, thread_state
 
 __all__ = ["Ledger", "Pending", "Entry", "defer", "poll_all", "drain_all", "forget_ledgers", "ledgers", "NONE"]
@@ -44,11 +44,13 @@ _sequence = itertools.count(1)
 class Pending:
     """A guarded call whose verdict is still on the device."""
 
-    __slots__ = ("check", "call", "rules", "location", "versions")
+    __slots__ = ("check", "original", "call", "writes_input", "rules", "location", "versions")
 
-    def __init__(self, check, call, rules, location):
+    def __init__(self, check, original, call, writes_input, rules, location):
         self.check = check
+        self.original = original
         self.call = call
+        self.writes_input = writes_input
         self.rules = rules
         self.location = location
         # Inference tensors keep no version counter (reading it raises): None, "unknown".
@@ -74,7 +76,8 @@ class Pending:
                     "; the values shown are read now (an inference tensor keeps no version counter, "
                     "so a change in place since the call cannot be ruled out)"
                 )
-            return failure(self.check, self.call, failing, _frames.location_dict(self.location), note)
+            refusal = cpu_refusal(self.check, self.original, self.call, self.writes_input)
+            return failure(self.check, self.call, failing, _frames.location_dict(self.location), note, refusal)
 
 
 class Ledger:
@@ -206,7 +209,7 @@ class Entry:
         self.ledger.note(self.seq, self.flags, self.pending)
 
 
-def defer(check, call, rules):
+def defer(check, original, call, rules, writes_input):
     """(the call with every bad entry of `rules` repaired, the Entry to record after it runs)."""
     location = _frames.capture()
     seq = next(_sequence)
@@ -224,7 +227,7 @@ def defer(check, call, rules):
             value = rule.repaired_argument(bad)
         repaired = check.call_with(repaired, rule.arg, value)
     ledger = ledger_for(rules[0].tensor.device)
-    return repaired, Entry(ledger, seq, flags, Pending(check, call, rules, location))
+    return repaired, Entry(ledger, seq, flags, Pending(check, original, call, writes_input, rules, location))
 
 
 def poll_all():

@@ -15,7 +15,7 @@ from .. import _frames
 from . import _checkpoints  # noqa: F401 - installs itself with the first ledger
 from . import _hooks  # noqa: F401 - a guarded call may leave a failure for the exit hook
 from ._call import Call
-from ._failure import failure
+from ._failure import cpu_refusal, failure, writing_into_copies
 from ._ledger import defer, ledgers, poll_all
 from ._state import state, thread_state
 
@@ -46,7 +46,7 @@ def run(check, original, call, writes_input=False):
                 return _refuse(check, original, call, rule, writes_input)
         if deferred is not None and not (deferred[0].tensor.is_cuda and torch.cuda.is_current_stream_capturing()):
             # (while a CUDA graph is captured nothing may be read back later: no check)
-            call, entry = defer(check, call, deferred)
+            call, entry = defer(check, original, call, deferred, writes_input)
     finally:
         thread_state.busy = was_busy
     result = original(*call.args, **call.kwargs)
@@ -93,33 +93,14 @@ def _refuse(check, original, call, rule, writes_input):
         # it would have said first.
         repaired = check.call_with(call, rule.arg, rule.repaired_argument(rule.bad()))
         try:
-            repaired = _writing_into_copies(repaired, writes_input)
+            repaired = writing_into_copies(repaired, writes_input)
         except torch.OutOfMemoryError:
             raise failure(check, call, rule, location) from None
         refused, result = _outcome(original, repaired)
     if refused:
         _raise_with_note(result, check, call, rule)
-    raise failure(check, call, rule, location)
-
-
-def _copy(tensor):
-    """A copy PyTorch treats as it treats `tensor` when written to (a leaf that requires grad
-    stays one, so the in-place refusal for it remains)."""
-    if not isinstance(tensor, torch.Tensor):
-        return tensor
-    if tensor.is_leaf:
-        return tensor.detach().clone().requires_grad_(tensor.requires_grad)
-    return tensor.clone()
-
-
-def _writing_into_copies(call, writes_input):
-    if writes_input and call.args:
-        call = Call(call.names, (_copy(call.args[0]),) + tuple(call.args[1:]), call.kwargs)
-    out = call.kwargs.get("out")
-    if out is not None:
-        copied = type(out)(_copy(o) for o in out) if isinstance(out, (list, tuple)) else _copy(out)
-        call = Call(call.names, call.args, dict(call.kwargs, out=copied))
-    return call
+    # A bad value PyTorch's CPU kernel would refuse: its message first, then the guard's.
+    raise failure(check, call, rule, location, pytorch_error=cpu_refusal(check, original, call, writes_input))
 
 
 def _raise_with_note(error, check, call, rule):
