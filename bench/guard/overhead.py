@@ -23,6 +23,9 @@ import subprocess
 import sys
 import time
 
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+clock = time.perf_counter
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 
@@ -173,11 +176,11 @@ def timed_steps(step, count, device):
     for _ in range(count):
         if device == "cuda":
             torch.cuda.synchronize()
-        start = time.perf_counter()
+        start = clock()
         step()
         if device == "cuda":
             torch.cuda.synchronize()
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return times
 
 
@@ -234,8 +237,13 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: leave as is)")
     parser.add_argument("--blocking", action="store_true", help="also measure CUDA_LAUNCH_BLOCKING=1 (subprocess)")
+    parser.add_argument("--clock", default="wall", choices=list(CLOCKS),
+                        help="wall: elapsed time; cpu: this process's CPU time, which other processes' load "
+                             "does not inflate (CPU devices only, with --threads 1)")
     parser.add_argument("--json", action="store_true", help="print the medians as JSON")
     args = parser.parse_args(argv)
+    global clock
+    clock = CLOCKS[args.clock]
     if args.threads:
         torch.set_num_threads(args.threads)
     variants = [Variant(name, args.mode) for name in args.variants]
@@ -244,7 +252,7 @@ def main(argv=None):
     if args.json:
         print(json.dumps({"device": args.device, "mode": args.mode, "size": args.size, "medians": medians, "blocking": blocking}))
         return 0
-    print(f"device {args.device}, guard mode {args.mode}, size {args.size}, torch {torch.__version__}, "
+    print(f"device {args.device}, guard mode {args.mode}, size {args.size}, torch {torch.__version__}, clock {args.clock}, "
           f"{args.rounds} rounds x {args.steps} steps per variant, threads {torch.get_num_threads()}")
     for name, by_variant in medians.items():
         plain = by_variant["plain"][0] if "plain" in by_variant else None

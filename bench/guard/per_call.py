@@ -19,6 +19,9 @@ import statistics
 import sys
 import time
 
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+clock = time.perf_counter
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 
@@ -85,12 +88,12 @@ def families(device, size):
 def per_call_seconds(call, calls, device):
     if device == "cuda":
         torch.cuda.synchronize()
-    start = time.perf_counter()
+    start = clock()
     for _ in range(calls):
         call()
     if device == "cuda":
         torch.cuda.synchronize()
-    return (time.perf_counter() - start) / calls
+    return (clock() - start) / calls
 
 
 class Variant:
@@ -139,15 +142,20 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--calls", type=int, default=300, help="calls per measurement (small inputs; large: /100)")
     parser.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (0: leave as is)")
+    parser.add_argument("--clock", default="wall", choices=list(CLOCKS),
+                        help="wall: elapsed time; cpu: this process's CPU time, which other processes' load "
+                             "does not inflate (CPU devices only, with --threads 1)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    global clock
+    clock = CLOCKS[args.clock]
     if args.threads:
         torch.set_num_threads(args.threads)
     table = measure(args)
     if args.json:
         print(json.dumps({"device": args.device, "torch": torch.__version__, "table": table}, indent=1))
         return 0
-    print(f"device {args.device}, torch {torch.__version__}, threads {torch.get_num_threads()}, "
+    print(f"device {args.device}, torch {torch.__version__}, threads {torch.get_num_threads()}, clock {args.clock}, "
           f"{args.rounds} interleaved rounds; us per call")
     print(f"{'family':34s} {'plain':>9s} {'default +us':>12s} {'ratio':>7s} {'async +us':>10s} {'ratio':>7s}")
     for name, row in table.items():
