@@ -65,6 +65,18 @@ def _limits(dtype):
     return limits
 
 
+def distinct(tensor):
+    """The tensor without its expanded (stride-0) dimensions: the same values, each read once
+    (an index broadcast with .expand() over 16 columns is checked as one column)."""
+    strides = tensor.stride()
+    if 0 not in strides:
+        return tensor
+    for dim, (size, stride) in enumerate(zip(tensor.shape, strides)):
+        if stride == 0 and size > 1:
+            tensor = tensor.narrow(dim, 0, 1)
+    return tensor
+
+
 class RangeRule(Rule):
     """Every entry lies in [low, high) (high None: no upper bound), except `ignore`."""
 
@@ -85,13 +97,14 @@ class RangeRule(Rule):
 
     def passes(self):
         # One fused reduction and two reads: the whole cost of a clean call.
-        low, high = torch.aminmax(self.tensor)
+        tensor = distinct(self.tensor)
+        low, high = torch.aminmax(tensor)
         if _item(low) >= self.low and (self.high is None or _item(high) < self.high):
             return True
         if self.ignore is None:
             return False
         # Padding such as ignore_index=-100 sits below the range: look again without it.
-        low, high = torch.aminmax(torch.where(self.tensor == self.ignore, self.low, self.tensor))
+        low, high = torch.aminmax(torch.where(tensor == self.ignore, self.low, tensor))
         return _item(low) >= self.low and (self.high is None or _item(high) < self.high)
 
     def bad(self):
