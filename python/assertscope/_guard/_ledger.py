@@ -44,12 +44,12 @@ _sequence = itertools.count(1)
 class Pending:
     """A guarded call whose verdict is still on the device."""
 
-    __slots__ = ("check", "original", "call", "writes_input", "rules", "location", "versions")
+    __slots__ = ("check", "call", "rules", "location", "original", "writes_input", "versions")
 
-    def __init__(self, check, original, call, writes_input, rules, location):
+    def __init__(self, check, call, rules, location, original=None, writes_input=False):
         self.check = check
-        self.original = original
         self.call = call
+        self.original = original  # the real op: on the CPU, asked for its own message
         self.writes_input = writes_input
         self.rules = rules
         self.location = location
@@ -76,7 +76,9 @@ class Pending:
                     "; the values shown are read now (an inference tensor keeps no version counter, "
                     "so a change in place since the call cannot be ruled out)"
                 )
-            refusal = cpu_refusal(self.check, self.original, self.call, self.writes_input)
+            refusal = None
+            if self.original is not None:
+                refusal = cpu_refusal(self.check, self.original, self.call, self.writes_input)
             return failure(self.check, self.call, failing, _frames.location_dict(self.location), note, refusal)
 
 
@@ -209,9 +211,14 @@ class Entry:
         self.ledger.note(self.seq, self.flags, self.pending)
 
 
-def defer(check, original, call, rules, writes_input):
-    """(the call with every bad entry of `rules` repaired, the Entry to record after it runs)."""
-    location = _frames.capture()
+def defer(check, call, rules, location=None, original=None, writes_input=False):
+    """(the call with every bad entry of `rules` repaired, the Entry to record after it runs).
+
+    location      the frame of the call when the caller already knows it (compiled code)
+    original      the real op, which on the CPU is asked for its own message on the error path
+    writes_input  the op writes into its first argument
+    """
+    location = _frames.capture() if location is None else location
     seq = next(_sequence)
     flags = []
     repaired = call
@@ -227,7 +234,7 @@ def defer(check, original, call, rules, writes_input):
             value = rule.repaired_argument(bad)
         repaired = check.call_with(repaired, rule.arg, value)
     ledger = ledger_for(rules[0].tensor.device)
-    return repaired, Entry(ledger, seq, flags, Pending(check, original, call, writes_input, rules, location))
+    return repaired, Entry(ledger, seq, flags, Pending(check, call, rules, location, original, writes_input))
 
 
 def poll_all():

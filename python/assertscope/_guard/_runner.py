@@ -46,7 +46,7 @@ def run(check, original, call, writes_input=False):
                 return _refuse(check, original, call, rule, writes_input)
         if deferred is not None and not (deferred[0].tensor.is_cuda and torch.cuda.is_current_stream_capturing()):
             # (while a CUDA graph is captured nothing may be read back later: no check)
-            call, entry = defer(check, original, call, deferred, writes_input)
+            call, entry = defer(check, call, deferred, original=original, writes_input=writes_input)
     finally:
         thread_state.busy = was_busy
     result = original(*call.args, **call.kwargs)
