@@ -64,8 +64,15 @@ class GuardValueError(GuardError, ValueError):
     """A GuardError where PyTorch raises ValueError for the same input."""
 
 
-for _class in (GuardError, GuardIndexError, GuardTypeError, GuardValueError):
+GuardError.__module__ = "assertscope"
+# Reached and shown as assertscope.GuardError.IndexError & co. (a traceback reads
+# "assertscope.GuardError.IndexError: embedding: ..."); named GuardError, as a DataLoader
+# worker's "Caught GuardError in DataLoader worker process" says; pickled by that path.
+for _base, _class in ((IndexError, GuardIndexError), (TypeError, GuardTypeError), (ValueError, GuardValueError)):
     _class.__module__ = "assertscope"
+    _class.__name__ = "GuardError"
+    _class.__qualname__ = f"GuardError.{_base.__name__}"
+    setattr(GuardError, _base.__name__, _class)
 
 _CLASSES = ((IndexError, GuardIndexError), (TypeError, GuardTypeError), (ValueError, GuardValueError))
 

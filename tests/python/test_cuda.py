@@ -79,3 +79,20 @@ def test_guarded_ops_on_cuda(op, cause, bug, mode):
             torch.cuda.synchronize()
     assert (info.value.op, info.value.cause) == (op, cause)
     assert torch.ones(1, device="cuda").item() == 1.0  # no device-side assert happened
+
+
+def test_inference_mode_on_the_gpu_runs_without_a_sync_and_reports(sync_debug_error):
+    model = nn.Sequential(nn.Embedding(100, 16), nn.Linear(16, 100)).cuda()
+    with torch.inference_mode():
+        ids = torch.randint(0, 100, (4, 8), device="cuda")
+        with assertscope.guard(mode="auto"):
+            for _ in range(3):
+                model(ids)
+            bad = ids.clone()
+            bad[0, 0] = 100
+            model(bad)
+            torch.cuda.set_sync_debug_mode("default")
+            with pytest.raises(GuardError) as info:
+                torch.cuda.synchronize()
+                torch.zeros((), device="cuda").item()
+    assert info.value.op == "embedding" and info.value.values["bad_values"] == [100]

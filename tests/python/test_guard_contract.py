@@ -121,3 +121,31 @@ def test_an_inference_tensor_outside_inference_mode_is_refused_as_unguarded(mode
     assert expected is not None
     got = guarded_error(lambda: table(ids), mode)
     assert type(got) is type(expected) and str(got) == str(expected)
+
+
+def test_the_error_crosses_processes_and_shows_as_a_guard_error():
+    import pickle
+    import traceback
+
+    with assertscope.guard(mode="sync"):
+        with pytest.raises(IndexError) as info:
+            F.embedding(torch.tensor([5]), torch.randn(3, 2))
+    error = info.value
+    shown = "".join(traceback.format_exception_only(type(error), error))
+    # PyTorch's own CPU message for the same id first, then the guard's finding.
+    assert shown.startswith("assertscope.GuardError.IndexError: index out of range in self\n\nembedding: ")
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is type(error) is assertscope.GuardError.IndexError
+    assert copy.cause == error.cause and copy.diagnosis == error.diagnosis
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_expanded_index_is_checked_over_its_distinct_entries(mode):
+    rows = torch.tensor([0, 2, 1])
+    clean = lambda ids: torch.zeros(3, 4).scatter_add_(0, ids.unsqueeze(1).expand(-1, 4), torch.ones(3, 4))  # noqa: E731
+    expected = clean(rows)
+    with assertscope.guard(mode=mode):
+        assert torch.equal(clean(rows), expected)
+        check_point()
+    got = guarded_error(lambda: clean(torch.tensor([0, 3, 1])), mode)
+    assert isinstance(got, GuardError) and got.values["bad_values"][0] == 3

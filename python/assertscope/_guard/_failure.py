@@ -1,9 +1,12 @@
 """Turning a failed rule into the GuardError the user sees (and the report `run` reads)."""
 
+import torch
+
 from .. import _report
 from ..errors import build
+from ._call import Call
 
-__all__ = ["failure"]
+__all__ = ["failure", "cpu_refusal", "writing_into_copies"]
 
 
 def failure(check, call, rule, location, note=None, pytorch_error=None):
@@ -22,3 +25,42 @@ def failure(check, call, rule, location, note=None, pytorch_error=None):
     origin.attach(error, origin.find(check, call, rule, finding, location))
     _report.write(error.diagnosis)
     return error
+
+
+def cpu_refusal(check, original, call, writes_input):
+    """The exception PyTorch itself raises for this call on the CPU, where its CPU kernel
+    checks the values the guard found bad (None elsewhere, or if it raises nothing): the
+    call runs as it is, writing into copies, so nothing the user has changes."""
+    if not check.cpu_checks_values:
+        return None
+    tensors = [v for v in (*call.args, *call.kwargs.values()) if isinstance(v, torch.Tensor)]
+    if not tensors or any(not t.is_cpu for t in tensors):
+        return None
+    try:
+        copied = writing_into_copies(call, writes_input)
+        original(*copied.args, **copied.kwargs)
+    except Exception as error:  # noqa: BLE001 - whatever PyTorch raises is its answer
+        return error
+    return None
+
+
+def _copy(tensor):
+    """A copy PyTorch treats as it treats `tensor` when written to (a leaf that requires grad
+    stays one, so the in-place refusal for it remains)."""
+    if not isinstance(tensor, torch.Tensor):
+        return tensor
+    if tensor.is_leaf:
+        return tensor.detach().clone().requires_grad_(tensor.requires_grad)
+    return tensor.clone()
+
+
+def writing_into_copies(call, writes_input):
+    """The call with the tensors it writes (its first argument if `writes_input`, `out=`)
+    replaced by copies."""
+    if writes_input and call.args:
+        call = Call(call.names, (_copy(call.args[0]),) + tuple(call.args[1:]), call.kwargs)
+    out = call.kwargs.get("out")
+    if out is not None:
+        copied = type(out)(_copy(o) for o in out) if isinstance(out, (list, tuple)) else _copy(out)
+        call = Call(call.names, call.args, dict(call.kwargs, out=copied))
+    return call

@@ -30,7 +30,7 @@ import threading
 import torch
 
 from .. import _frames
-from ._failure import failure
+from ._failure import cpu_refusal, failure
 from ._state import Busy, thread_state
 
 __all__ = ["Ledger", "Pending", "Entry", "defer", "poll_all", "drain_all", "forget_ledgers", "ledgers", "NONE"]
@@ -44,11 +44,13 @@ _sequence = itertools.count(1)
 class Pending:
     """A guarded call whose verdict is still on the device."""
 
-    __slots__ = ("check", "call", "rules", "location", "versions")
+    __slots__ = ("check", "call", "rules", "location", "original", "writes_input", "versions")
 
-    def __init__(self, check, call, rules, location):
+    def __init__(self, check, call, rules, location, original=None, writes_input=False):
         self.check = check
         self.call = call
+        self.original = original  # the real op: on the CPU, asked for its own message
+        self.writes_input = writes_input
         self.rules = rules
         self.location = location
         # Inference tensors keep no version counter (reading it raises): None, "unknown".
@@ -74,7 +76,10 @@ class Pending:
                     "; the values shown are read now (an inference tensor keeps no version counter, "
                     "so a change in place since the call cannot be ruled out)"
                 )
-            return failure(self.check, self.call, failing, _frames.location_dict(self.location), note)
+            refusal = None
+            if self.original is not None:
+                refusal = cpu_refusal(self.check, self.original, self.call, self.writes_input)
+            return failure(self.check, self.call, failing, _frames.location_dict(self.location), note, refusal)
 
 
 class Ledger:
@@ -206,9 +211,13 @@ class Entry:
         self.ledger.note(self.seq, self.flags, self.pending)
 
 
-def defer(check, call, rules, location=None):
+def defer(check, call, rules, location=None, original=None, writes_input=False):
     """(the call with every bad entry of `rules` repaired, the Entry to record after it runs).
-    `location`: the frame of the call when the caller already knows it (compiled code)."""
+
+    location      the frame of the call when the caller already knows it (compiled code)
+    original      the real op, which on the CPU is asked for its own message on the error path
+    writes_input  the op writes into its first argument
+    """
     location = _frames.capture() if location is None else location
     seq = next(_sequence)
     flags = []
@@ -225,7 +234,7 @@ def defer(check, call, rules, location=None):
             value = rule.repaired_argument(bad)
         repaired = check.call_with(repaired, rule.arg, value)
     ledger = ledger_for(rules[0].tensor.device)
-    return repaired, Entry(ledger, seq, flags, Pending(check, call, rules, location))
+    return repaired, Entry(ledger, seq, flags, Pending(check, call, rules, location, original, writes_input))
 
 
 def poll_all():

@@ -15,9 +15,9 @@ from .. import _frames
 from . import _checkpoints  # noqa: F401 - installs itself with the first ledger
 from . import _hooks  # noqa: F401 - a guarded call may leave a failure for the exit hook
 from ._call import Call
-from ._failure import failure
-from ._ledger import defer, poll_all
-from ._state import Busy, mode_for
+from ._failure import cpu_refusal, failure, writing_into_copies
+from ._ledger import defer, ledgers, poll_all
+from ._state import state, thread_state
 
 __all__ = ["run"]
 
@@ -29,21 +29,26 @@ def run(check, original, call, writes_input=False):
     that shares memory with it is checked synchronously, since a repaired copy would hide
     PyTorch's own overlap check.
     """
-    poll_all()
+    if ledgers:
+        poll_all()
     entry = None
-    with Busy():
-        rules = check.rules(call)
-        deferred = []
-        for rule in rules:
-            aliased = _aliases_output(rule.tensor, call, writes_input)
-            if rule.host or aliased or mode_for(rule.tensor) == "sync":
-                if not rule.passes():
-                    return _refuse(check, original, call, rule, writes_input, aliased)
-            else:
-                deferred.append(rule)
-        if deferred and not (deferred[0].tensor.is_cuda and torch.cuda.is_current_stream_capturing()):
+    was_busy = getattr(thread_state, "busy", False)
+    thread_state.busy = True  # (not a `with Busy()`: this is the hot path of every call)
+    try:
+        deferred = None
+        for rule in check.rules(call):
+            mode = state.mode
+            if mode == "auto":
+                mode = "async" if rule.tensor.is_cuda else "sync"
+            if mode == "async" and not rule.host and not _aliases_output(rule.tensor, call, writes_input):
+                deferred = [rule] if deferred is None else deferred + [rule]
+            elif not rule.passes():
+                return _refuse(check, original, call, rule, writes_input)
+        if deferred is not None and not (deferred[0].tensor.is_cuda and torch.cuda.is_current_stream_capturing()):
             # (while a CUDA graph is captured nothing may be read back later: no check)
-            call, entry = defer(check, call, deferred)
+            call, entry = defer(check, call, deferred, original=original, writes_input=writes_input)
+    finally:
+        thread_state.busy = was_busy
     result = original(*call.args, **call.kwargs)
     if entry is not None:
         entry.record()
@@ -67,7 +72,7 @@ def _aliases_output(tensor, call, writes_input):
     )
 
 
-def _refuse(check, original, call, rule, writes_input, aliased):
+def _refuse(check, original, call, rule, writes_input):
     """Raises for a failed rule: PyTorch's own error where it refuses the call itself before
     any kernel could read the bad value (a shape, a dtype, a None, overlapping memory), else
     the GuardError. A host rule (a target shape) explains an error PyTorch raises itself."""
@@ -78,7 +83,7 @@ def _refuse(check, original, call, rule, writes_input, aliased):
         if not refused:
             return result  # this PyTorch accepts it: nothing to report
         raise failure(check, call, rule, location, pytorch_error=result) from None
-    if aliased and rule.tensor.device.type == "cpu":
+    if not rule.tensor.is_cuda and _aliases_output(rule.tensor, call, writes_input):
         # An index sharing memory with the output: PyTorch checks the overlap first, and
         # on the CPU its kernel checks the values, so PyTorch's own call is safe and exact.
         refused, result = _outcome(original, call)
@@ -88,33 +93,14 @@ def _refuse(check, original, call, rule, writes_input, aliased):
         # it would have said first.
         repaired = check.call_with(call, rule.arg, rule.repaired_argument(rule.bad()))
         try:
-            repaired = _writing_into_copies(repaired, writes_input)
+            repaired = writing_into_copies(repaired, writes_input)
         except torch.OutOfMemoryError:
             raise failure(check, call, rule, location) from None
         refused, result = _outcome(original, repaired)
     if refused:
         _raise_with_note(result, check, call, rule)
-    raise failure(check, call, rule, location)
-
-
-def _copy(tensor):
-    """A copy PyTorch treats as it treats `tensor` when written to (a leaf that requires grad
-    stays one, so the in-place refusal for it remains)."""
-    if not isinstance(tensor, torch.Tensor):
-        return tensor
-    if tensor.is_leaf:
-        return tensor.detach().clone().requires_grad_(tensor.requires_grad)
-    return tensor.clone()
-
-
-def _writing_into_copies(call, writes_input):
-    if writes_input and call.args:
-        call = Call(call.names, (_copy(call.args[0]),) + tuple(call.args[1:]), call.kwargs)
-    out = call.kwargs.get("out")
-    if out is not None:
-        copied = type(out)(_copy(o) for o in out) if isinstance(out, (list, tuple)) else _copy(out)
-        call = Call(call.names, call.args, dict(call.kwargs, out=copied))
-    return call
+    # A bad value PyTorch's CPU kernel would refuse: its message first, then the guard's.
+    raise failure(check, call, rule, location, pytorch_error=cpu_refusal(check, original, call, writes_input))
 
 
 def _raise_with_note(error, check, call, rule):

@@ -56,7 +56,7 @@ def checkable(value):
         _plain_types[cls] = plain
     if not plain:
         return False
-    if value.layout is not torch.strided or value.device.type not in ("cpu", "cuda"):
+    if value.layout is not torch.strided or not (value.is_cpu or value.is_cuda):
         return False
     return not (_functorch is not None and _functorch(value))
 

@@ -12,9 +12,14 @@ from ...errors import Finding
 __all__ = ["is_index_tensor", "dim_size", "IndexRangeCheck"]
 
 
+_INDEX_DTYPES = frozenset(
+    getattr(torch, name) for name in ("int8", "int16", "int32", "int64", "uint16", "uint32", "uint64") if hasattr(torch, name)
+)
+
+
 def is_index_tensor(value):
     """A checkable tensor of an integer dtype (bool and uint8 index as masks, not here)."""
-    return checkable(value) and not value.is_floating_point() and value.dtype not in (torch.bool, torch.uint8) and not value.is_complex()
+    return checkable(value) and value.dtype in _INDEX_DTYPES
 
 
 def dim_size(tensor, dim):
@@ -32,7 +37,7 @@ class IndexRangeCheck(Check):
     """An op whose kernel asserts that one index tensor lies in a range along one dimension.
 
     Subclasses set `op`, `cause`, `index` (the parameter name) and implement `bounds(call)`
-    -> (low, high, what) or None, where `what` names what is indexed ("dimension 1 of a
+    -> (low, high, what) or None, where `what()` names what is indexed ("dimension 1 of a
     tensor of shape [4, 32]").
     """
 
@@ -66,6 +71,7 @@ class IndexRangeCheck(Check):
 
     def explain(self, call, rule):
         low, high, what = self.bounds(call)
+        what = what()  # a text only the error path needs
         suffix, facts = range_report(rule.tensor, low, high)
         count = facts["bad_count"]
         note = "; negative indices are not allowed" if low == 0 else ""

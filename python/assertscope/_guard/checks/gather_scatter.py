@@ -29,12 +29,12 @@ class AlongDimCheck(IndexRangeCheck):
             if dim is not None:
                 return None  # take_along_dim(..., dim) wraps every index: nothing can assert
             size = target.numel()
-            return 0, size, f"the {size} elements of the flattened input"
+            return 0, size, lambda: f"the {size} elements of the flattened input"
         found = dim_size(target, dim)
         if found is None:
             return None
         dim, size = found
-        return 0, size, f"dimension {dim} of a tensor of shape {list(target.shape)}"
+        return 0, size, lambda: f"dimension {dim} of a tensor of shape {list(target.shape)}"
 
 
 _GATHER = AlongDimCheck("gather")

@@ -29,7 +29,7 @@ class IndexAlongDimCheck(IndexRangeCheck):
             return None
         dim, size = found
         wraps = self.negatives_allowed or (self.op == "index_select" and target.is_sparse)
-        return (-size if wraps else 0), size, f"dimension {dim} of a tensor of shape {list(target.shape)}"
+        return (-size if wraps else 0), size, lambda: f"dimension {dim} of a tensor of shape {list(target.shape)}"
 
 
 _SELECT = IndexAlongDimCheck("index_select")

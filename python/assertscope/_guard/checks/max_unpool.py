@@ -23,8 +23,7 @@ class MaxUnpoolCheck(IndexRangeCheck):
         if not isinstance(size, (list, tuple)) or not all(isinstance(s, int) for s in size):
             return None
         plane = math.prod(size)
-        shape = "x".join(str(s) for s in size)
-        return 0, plane, f"the {plane} positions of an output plane of {shape}"
+        return 0, plane, lambda: f"the {plane} positions of an output plane of {'x'.join(map(str, size))}"
 
     def hint(self, call, facts, low, high, what):
         return kb.hint("max-unpool-indices")

@@ -22,7 +22,7 @@ class FlatIndexCheck(IndexRangeCheck):
         if not isinstance(target, torch.Tensor) or target.device.type == "meta":
             return None
         size = target.numel()
-        return -size, size, f"the {size} elements of the flattened input"
+        return -size, size, lambda: f"the {size} elements of the flattened input"
 
 
 _TAKE = FlatIndexCheck("take")
