@@ -107,9 +107,7 @@ def build(op, finding, location, note=None, pytorch_type=RuntimeError, pytorch_m
 
     cause = kb.cause(finding.cause)
     summaries = [(name, t if isinstance(t, str) else describe(t)) for name, t in finding.tensors]
-    message = _render.render(_render.guard_diagnostic(op, cause, finding, summaries, location, note)).rstrip("\n")
-    if pytorch_message:
-        message = f"{pytorch_message}\n\n{message}"
+    model = _render.guard_diagnostic(op, cause, finding, summaries, location, note)
 
     fix = " ".join(cause["fix"].split())
     diagnosis = {
@@ -126,4 +124,16 @@ def build(op, finding, location, note=None, pytorch_type=RuntimeError, pytorch_m
         "fix": f"{finding.hint[:1].upper()}{finding.hint[1:]} {fix}" if finding.hint else fix,
         "checklist_step": cause.get("checklist_step") or None,
     }
-    return error_class(pytorch_type)(message, finding.cause, op, location, finding.values, diagnosis)
+    error = error_class(pytorch_type)("", finding.cause, op, location, finding.values, diagnosis)
+    error.model, error.pytorch_message = model, pytorch_message
+    render_message(error)
+    return error
+
+
+def render_message(error):
+    """Draws the error's message from its model (after anything was added to the model):
+    PyTorch's own message first where it refused the input itself, then the finding."""
+    message = _render.render(error.model).rstrip("\n")
+    if error.pytorch_message:
+        message = f"{error.pytorch_message}\n\n{message}"
+    error.args = (message,)

@@ -3,6 +3,7 @@ a collate_fn, an assignment) or set the size it broke (a module's constructor), 
 dataset indices of the offending samples. Each test runs a real script file under the guard
 and reads the GuardError it raised."""
 
+import re
 import runpy
 import sys
 import textwrap
@@ -53,7 +54,8 @@ def test_a_head_sized_too_small_is_named_where_it_was_built_and_where_its_size_w
     assert [o["line"] for o in modules] == [line_of(lines, "head = nn.Linear"), line_of(lines, "num_classes = int")]
     assert "nn.Linear(in_features=8, out_features=4)" in modules[0]["note"]
     assert "the labels need 5" in modules[0]["note"]
-    assert "note: nn.Linear(in_features=8, out_features=4) created here" in str(error)
+    # Shown as a secondary span of the message, labelled with what was made there.
+    assert re.search(r"\| *-+ nn\.Linear\(in_features=8, out_features=4\) created here", str(error))
 
 
 def test_dataloader_samples_are_named_by_dataset_index_through_shuffling_and_workers(tmp_path):

@@ -76,7 +76,8 @@ def test_explain_names_the_loss_call_before_the_surfacing_line_when_the_source_i
     human = subprocess.run(
         [assertscope_binary(), "explain", str(tmp_path / "train.log")], cwd=tmp_path, capture_output=True, text=True
     ).stdout
-    assert "note: the nll_loss call that ran before the line where the error surfaced\n  --> train.py:12 in main" in human
+    assert "::: train.py:12:" in human
+    assert "- the nll_loss call that ran before the line where the error surfaced" in human
 
 
 def test_a_surfacing_line_at_the_top_of_a_loop_finds_the_call_further_down_the_loop(tmp_path):

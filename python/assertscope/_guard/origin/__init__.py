@@ -288,13 +288,14 @@ def attach(error, origins):
         if origins.hints:
             diagnosis["fix"] = " ".join(h[:1].upper() + h[1:] + "." for h in origins.hints) + " " + diagnosis["fix"]
     error.values.update(origins.values)
-    lines = [str(error)]
-    for hint in origins.hints:
-        lines.append(f"   = help: {hint}")
+    from ... import _render
+    from ...errors import render_message
+
+    # In the message, each origin is a secondary span (as rustc's "defined here") and each
+    # hint a help line of the same diagnostic.
+    model = error.model
+    model["notes"] += [_render.note("help", hint) for hint in origins.hints]
     for o in origins.locations:
-        lines.append(f"note: {o['note']}")
-        lines.append(f"  --> {o['file']}:{o['line']}" + (f" in {o['function']}" if o.get("function") else ""))
-        if o.get("code"):
-            lines.append(f"   |     {o['code']}")
-    error.args = ("\n".join(lines),)
+        model["spans"].append(_render.span(o["file"], o.get("line"), o.get("code"), label=o.get("note"), primary=False))
+    render_message(error)
     return error
