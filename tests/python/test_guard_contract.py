@@ -62,8 +62,6 @@ HOST_REFUSALS = {
     "gather: index of another rank": lambda: torch.gather(torch.randn(3, 4), 1, torch.tensor([7])),
     "index_select: 2-D index": lambda: torch.index_select(torch.randn(3, 4), 0, torch.tensor([[7]])),
     "index_put_: None among the indices": lambda: torch.zeros(3, 4).index_put_((torch.tensor([5]), None), torch.tensor(1.0)),
-    "cross_entropy: batch sizes differ": lambda: F.cross_entropy(torch.randn(4, 3), torch.tensor([7, 1, 1])),
-    "nll_loss: float target": lambda: F.nll_loss(torch.randn(4, 3), torch.tensor([7.0, 1, 1, 0])),
     "embedding: float weight, 1-D": lambda: F.embedding(torch.tensor([9]), torch.randn(4)),
     "scatter_: index overlaps self": lambda: (lambda p: p.scatter_(0, p, torch.ones_like(p)))(torch.tensor([[0, 1], [1, 5]])),
     "index_add_: source of the wrong length": lambda: torch.zeros(3, 2).index_add_(0, torch.tensor([0, 9]), torch.ones(3, 2)),
@@ -81,15 +79,37 @@ def test_pytorch_refusing_the_call_itself_goes_first(name, mode):
     assert type(got) is type(expected) and str(got) == str(expected)
 
 
+# Calls PyTorch refuses on the host for the very problem a guard cause names (whatever else
+# is wrong with their values, here an out-of-range 7): PyTorch's message, then the cause.
+TARGET_PROBLEMS = {
+    "cross_entropy: [N, 1] target": (
+        lambda: F.cross_entropy(torch.randn(4, 3), torch.tensor([[7], [1], [1], [0]])),
+        "target-shape",
+        "class-index targets must have shape [N]",
+    ),
+    "cross_entropy: batch sizes differ": (
+        lambda: F.cross_entropy(torch.randn(4, 3), torch.tensor([7, 1, 1])),
+        "batch-size-mismatch",
+        "batch size",
+    ),
+    "nll_loss: float target": (
+        lambda: F.nll_loss(torch.randn(4, 3), torch.tensor([7.0, 1, 1, 0])),
+        "target-dtype",
+        "float",
+    ),
+}
+
+
 @pytest.mark.parametrize("mode", MODES)
-def test_a_target_shape_error_is_pytorchs_message_then_the_explanation(mode):
-    make = lambda: F.cross_entropy(torch.randn(4, 3), torch.tensor([[7], [1], [1], [0]]))  # noqa: E731
+@pytest.mark.parametrize("name", list(TARGET_PROBLEMS))
+def test_a_target_problem_pytorch_refuses_is_its_message_then_the_explanation(name, mode):
+    make, cause, words = TARGET_PROBLEMS[name]
     expected = pytorch_error(make)
     got = guarded_error(make, mode)
     assert isinstance(got, GuardError) and isinstance(got, type(expected))
-    assert got.cause == "target-shape"
+    assert got.cause == cause
     assert str(got).startswith(str(expected) + "\n")
-    assert "class-index targets must have shape [N]" in str(got)
+    assert words in str(got)
 
 
 def test_a_pytorch_refusal_leaves_nothing_pending_in_async_mode():
@@ -133,7 +153,9 @@ def test_the_error_crosses_processes_and_shows_as_a_guard_error():
     error = info.value
     shown = "".join(traceback.format_exception_only(type(error), error))
     # PyTorch's own CPU message for the same id first, then the guard's finding.
-    assert shown.startswith("assertscope.GuardError.IndexError: index out of range in self\n\nembedding: ")
+    assert shown.startswith(
+        "assertscope.GuardError.IndexError: index out of range in self\n\nerror[embedding-index-out-of-range]: embedding: "
+    )
     copy = pickle.loads(pickle.dumps(error))
     assert type(copy) is type(error) is assertscope.GuardError.IndexError
     assert copy.cause == error.cause and copy.diagnosis == error.diagnosis
