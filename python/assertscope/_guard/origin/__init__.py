@@ -65,6 +65,22 @@ class Origins:
         if len(self.locations) < MAX_ORIGINS:
             self.locations.append(_location(filename, line, function, role, note))
 
+    def add_module(self, module):
+        """The line that built `module` (a recorded layer or loss), with what it was built with."""
+        sites = modules.sites(module) if module is not None else ()
+        if sites:
+            filename, line, function = sites[0]
+            self.add(filename, line, function, "module", f"{modules.created_with(module)} created here")
+
+
+def report(error, origins):
+    """Attaches the origins to an error a recorder raised itself and writes its report."""
+    from ... import _report
+
+    attach(error, origins)
+    _report.write(error.diagnosis)
+    return error
+
 
 def _what(finding):
     values = finding.values or {}

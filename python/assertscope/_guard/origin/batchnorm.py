@@ -14,7 +14,7 @@ import sys
 
 import torch.nn.functional as F
 
-from ... import _frames, _report
+from ... import _frames
 from ...errors import Finding, build
 
 _undo = []
@@ -45,7 +45,7 @@ def _batchnorm_in_stack():
 
 
 def _error(size):
-    from . import Origins, attach, loader, modules
+    from . import Origins, loader, report
 
     finding = Finding(
         "batchnorm-single-sample",
@@ -67,16 +67,10 @@ def _error(size):
             if size_ and samples % size_ == 1:
                 note += f": {samples} samples leave a last batch of 1; pass drop_last=True"
             origins.add(filename, line, function, "data", note)
-        module = _batchnorm_in_stack()
-        sites = modules.sites(module) if module is not None else ()
-        if sites:
-            filename, line, function = sites[0]
-            origins.add(filename, line, function, "module", f"{modules.created_with(module)} created here")
+        origins.add_module(_batchnorm_in_stack())
     except Exception:  # noqa: BLE001 - the origin is extra
         pass
-    attach(error, origins)
-    _report.write(error.diagnosis)
-    return error
+    return report(error, origins)
 
 
 def install():

@@ -52,7 +52,7 @@ def _guarding(original):
 
 
 def _error(module, input, found):
-    from . import attach, flow, Origins, modules
+    from . import Origins, flow, report
 
     state, state_batch, batch = found
     kind = type(module).__name__
@@ -73,17 +73,10 @@ def _error(module, input, found):
         if traced is not None and traced[1] == "assign":
             filename, line, function = traced[0]
             origins.add(filename, line, function, "data", f"the hidden state was built here, for a batch of {state_batch}")
-        sites = modules.sites(module)
-        if sites:
-            filename, line, function = sites[0]
-            origins.add(filename, line, function, "module", f"{modules.created_with(module)} created here")
+        origins.add_module(module)
     except Exception:  # noqa: BLE001 - the origin is extra
         pass
-    attach(error, origins)
-    from ... import _report
-
-    _report.write(error.diagnosis)
-    return error
+    return report(error, origins)
 
 
 def _frames_here():
