@@ -65,7 +65,7 @@ def test_pre_commit_runs_assertscope_lint_on_the_staged_python_files(tmp_path):
     out = run.stdout + run.stderr
     assert run.returncode == 1, out
     assert "assertscope lint" in out and "Failed" in out, out
-    assert "train.py:7:34: AS111" in out, out
+    assert "warning[AS111]" in out and "--> train.py:7:34" in out, out
     assert "notes.txt" not in out, out
 
     (project / "train.py").write_text(FIXED)
