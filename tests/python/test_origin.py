@@ -58,6 +58,36 @@ def test_a_head_sized_too_small_is_named_where_it_was_built_and_where_its_size_w
     assert re.search(r"\| *-+ nn\.Linear\(in_features=8, out_features=4\) created here", str(error))
 
 
+def test_a_model_moved_to_a_device_is_sized_by_its_constructor_not_the_device(tmp_path):
+    error, lines = run_script(
+        tmp_path,
+        """
+        import torch
+        import torch.nn as nn
+
+        VOCAB = 10
+        device = "cpu"
+
+
+        class Tagger(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(VOCAB, 4)
+
+            def forward(self, ids):
+                return self.embed(ids)
+
+
+        model = Tagger().to(device)
+        model(torch.tensor([3, 12]))
+        """,
+    )
+    assert error.cause == "embedding-index-out-of-range"
+    named = [o["line"] for o in origins(error, "module")]
+    assert line_of(lines, "VOCAB = 10") in named
+    assert line_of(lines, 'device = "cpu"') not in named
+
+
 def test_dataloader_samples_are_named_by_dataset_index_through_shuffling_and_workers(tmp_path):
     error, lines = run_script(
         tmp_path,

@@ -180,9 +180,9 @@ def size_origin(filename, line, function=None, skip=()):
     statement = _statement_at(root, line)
     if statement is None:
         return []
-    calls = [n for n in ast.walk(statement) if isinstance(n, ast.Call) and n.lineno == line]
+    calls = [_constructor(n) for n in ast.walk(statement) if isinstance(n, ast.Call) and n.lineno == line]
     arguments = [a for call in calls[:1] for a in call.args + [k.value for k in call.keywords]]
-    if not arguments and isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
+    if not calls and isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
         arguments = [statement.value]
     span = range(statement.lineno, getattr(statement, "end_lineno", statement.lineno) + 1)
     found = []
@@ -193,6 +193,17 @@ def size_origin(filename, line, function=None, skip=()):
         if made and made[1] == "assign" and made[0] not in span:
             found.append((filename, made[0], name))
     return found
+
+
+# Methods that move or switch a module without sizing it: `Model(n).to(device)` is sized by
+# the arguments of `Model(n)`, not by `device`.
+_MOVES = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_"})
+
+
+def _constructor(call):
+    while isinstance(call.func, ast.Attribute) and call.func.attr in _MOVES and isinstance(call.func.value, ast.Call):
+        call = call.func.value
+    return call
 
 
 def _statement_at(root, line):
