@@ -440,6 +440,15 @@ impl<'a> Flow<'a> {
         }
     }
 
+    /// The value a name was last assigned before its use, with the scope it was assigned in.
+    fn assigned_value(&self, name: &ast::ExprName, scope: ScopeId) -> Option<(&'a Expr, ScopeId)> {
+        let (s, binding) = self.sem.lookup(scope, name.id.as_str(), name.range.start())?;
+        match binding.value {
+            Bound::Value(v) => Some((v, s)),
+            _ => None,
+        }
+    }
+
     /// A class attribute's value: `temperature: float = 0.0` in a dataclass body.
     fn class_field(&self, class: ClassId, field: &str) -> Option<(&'a Expr, ScopeId)> {
         let scope = self.sem.classes[class].scope;

@@ -55,11 +55,8 @@ impl<'a> Flow<'a> {
         }
         match expr {
             Expr::Name(name) => {
-                let (s, binding) = self.sem.lookup(scope, name.id.as_str(), name.range.start())?;
-                match binding.value {
-                    Bound::Value(v) => self.count_at(v, s, depth + 1),
-                    _ => None,
-                }
+                let (v, s) = self.assigned_value(name, scope)?;
+                self.count_at(v, s, depth + 1)
             }
             Expr::Call(call) => {
                 if let Some(("torch", "log_softmax" | "softmax")) = self.sem.api(&call.func) {
@@ -310,11 +307,8 @@ impl<'a> Flow<'a> {
         }
         match expr {
             Expr::Name(name) => {
-                let (s, binding) = self.sem.lookup(scope, name.id.as_str(), name.range.start())?;
-                match binding.value {
-                    Bound::Value(v) => self.samples_at(v, s, depth + 1),
-                    _ => None,
-                }
+                let (v, s) = self.assigned_value(name, scope)?;
+                self.samples_at(v, s, depth + 1)
             }
             Expr::Call(call) => {
                 if let Some(Instance::Torch("TensorDataset", ctor, ctor_scope)) = self
