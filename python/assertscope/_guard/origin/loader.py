@@ -115,18 +115,17 @@ def install():
         if site is not None:
             _loader_sites[self] = site
 
-    _next_index.__wrapped__ = next_index
-    __next__.__wrapped__ = next_batch
-    iterator__init__.__wrapped__ = iterator_init
-    loader__init__.__wrapped__ = loader_init
-    base._next_index = _next_index
-    base.__next__ = __next__
-    base.__init__ = iterator__init__
-    dataloader.DataLoader.__init__ = loader__init__
-    _undo.append((base, "_next_index", next_index))
-    _undo.append((base, "__next__", next_batch))
-    _undo.append((base, "__init__", iterator_init))
-    _undo.append((dataloader.DataLoader, "__init__", loader_init))
+    _replace(base, "_next_index", _next_index)
+    _replace(base, "__next__", __next__)
+    _replace(base, "__init__", iterator__init__)
+    _replace(dataloader.DataLoader, "__init__", loader__init__)
+
+
+def _replace(owner, name, wrapper):
+    original = getattr(owner, name)
+    wrapper.__wrapped__ = original
+    setattr(owner, name, wrapper)
+    _undo.append((owner, name, original))
 
 
 def uninstall():
