@@ -56,13 +56,16 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
         .then("Check them with --task multilabel.")
         .examples(&p.multi_hot)
     } else {
+        // cross_entropy takes `[N, d1]` targets with `[N, C, d1]` inputs (per-position
+        // labels, as in token classification), so several ids per row may be right.
         Finding::new(
             "row-shape",
             "target-shape",
-            Severity::Error,
+            Severity::Warning,
             format!(
-                "each row holds several values (shape {}), but class-index targets have one per row",
-                shape(ctx)
+                "each row holds several values (shape {}): class-index targets have one per row, unless the model gives per-position scores ([N, C, {}])",
+                shape(ctx),
+                width_name(ctx)
             ),
         )
         .confidence(Confidence::Medium)
@@ -82,6 +85,13 @@ fn multilabel_width(ctx: &Context) -> Vec<Finding> {
         .value("width", w)
         .value("bound", c)],
         _ => Vec::new(),
+    }
+}
+
+fn width_name(ctx: &Context) -> String {
+    match ctx.outcome.column.layout {
+        Layout::Rows(Some(w)) => w.to_string(),
+        _ => "L".to_string(),
     }
 }
 
