@@ -8,6 +8,7 @@
 
 use super::{count, Context, Finding, Severity};
 use crate::check::read::Layout;
+use crate::check::Source;
 
 pub fn check(ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -20,7 +21,9 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
         .filter_map(|f| files.get(f.file as usize).and_then(|i| i.path.to_str()))
         .collect();
     if ctx.stats.value_count() == 0 && ctx.stats.rare.colour_images.is_empty() {
-        let what = if files.len() == 1 {
+        let what = if ctx.outcome.source == Source::Batches {
+            "no batch holds a value".to_string()
+        } else if files.len() == 1 {
             "the file holds no values".to_string()
         } else {
             format!("none of the {} files holds a value", files.len())
@@ -31,7 +34,10 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
             Severity::Error,
             format!("{what}: nothing to train on"),
         ));
-    } else if !empty.is_empty() && ctx.outcome.column.layout != Layout::Image {
+    } else if !empty.is_empty()
+        && ctx.outcome.column.layout != Layout::Image
+        && ctx.outcome.source == Source::Files
+    {
         let shown: Vec<&str> = empty.iter().take(5).copied().collect();
         out.push(
             Finding::new(
@@ -55,7 +61,7 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
                 "empty",
                 "empty-tensor",
                 Severity::Error,
-                format!("{} no values", count(sequences.count, "row has", "rows have")),
+                format!("{} no values", count(sequences.count, ctx.rows_have().0, ctx.rows_have().1)),
             )
             .examples(sequences),
         );
