@@ -187,7 +187,7 @@ pub fn inspect(opts: &CheckOptions) -> anyhow::Result<Inspection> {
         Some(path) => Some(count_features(path, opts)?),
         None => None,
     };
-    let mut outcome = Inspection {
+    let mut inspection = Inspection {
         files,
         column,
         task,
@@ -200,8 +200,8 @@ pub fn inspect(opts: &CheckOptions) -> anyhow::Result<Inspection> {
         batches: None,
         findings: Vec::new(),
     };
-    outcome.findings = checks::run(&outcome, opts);
-    Ok(outcome)
+    inspection.findings = checks::run(&inspection, opts);
+    Ok(inspection)
 }
 
 /// The bound findings name (`num_classes 10`) and the bounds a reader sorts values by,

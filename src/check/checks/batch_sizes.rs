@@ -10,7 +10,7 @@ use super::{count, Context, Finding, Severity};
 use serde_json::json;
 
 pub fn check(ctx: &Context) -> Vec<Finding> {
-    let Some(batches) = &ctx.outcome.batches else { return Vec::new() };
+    let Some(batches) = &ctx.inspection.batches else { return Vec::new() };
     let mismatches = &batches.size_mismatches;
     let Some(first) = mismatches.first.first() else { return Vec::new() };
     vec![Finding::new(

@@ -12,7 +12,7 @@ use crate::check::Source;
 
 pub fn check(ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
-    let files = &ctx.outcome.files;
+    let files = &ctx.inspection.files;
     let empty: Vec<&str> = ctx
         .stats
         .files
@@ -21,7 +21,7 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
         .filter_map(|f| files.get(f.file as usize).and_then(|i| i.path.to_str()))
         .collect();
     if ctx.stats.value_count() == 0 && ctx.stats.rare.colour_images.is_empty() {
-        let what = if ctx.outcome.source == Source::Batches {
+        let what = if ctx.inspection.source == Source::Batches {
             "no batch holds a value".to_string()
         } else if files.len() == 1 {
             "the file holds no values".to_string()
@@ -35,8 +35,8 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
             format!("{what}: nothing to train on"),
         ));
     } else if !empty.is_empty()
-        && ctx.outcome.column.layout != Layout::Image
-        && ctx.outcome.source == Source::Files
+        && ctx.inspection.column.layout != Layout::Image
+        && ctx.inspection.source == Source::Files
     {
         let shown: Vec<&str> = empty.iter().take(5).copied().collect();
         out.push(

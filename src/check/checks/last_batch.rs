@@ -9,7 +9,7 @@
 use super::{thousands, Context, Finding, Severity};
 
 pub fn check(ctx: &Context) -> Vec<Finding> {
-    let Some(b) = &ctx.outcome.batches else { return Vec::new() };
+    let Some(b) = &ctx.inspection.batches else { return Vec::new() };
     if b.count < 2 || b.last_size != Some(1) {
         return Vec::new();
     }

@@ -118,7 +118,7 @@ fn hint(id: &str, values: Value) -> String {
 
 /// What every check may look at.
 pub struct Context<'a> {
-    pub outcome: &'a Inspection,
+    pub inspection: &'a Inspection,
     pub stats: &'a Stats,
     pub task: Task,
     pub bound: Option<&'a Bound>,
@@ -145,7 +145,7 @@ impl Context<'_> {
 
     /// "row has" / "rows have" in a file, "sample has" / "samples have" in batches.
     fn rows_have(&self) -> (&'static str, &'static str) {
-        match self.outcome.source {
+        match self.inspection.source {
             super::Source::Files => ("row has", "rows have"),
             super::Source::Batches => ("sample has", "samples have"),
         }
@@ -154,7 +154,7 @@ impl Context<'_> {
     /// The smallest and largest id, leaving out the ignore index: the loss skips it, so
     /// a void label 255 or a padding -100 is not the range a model must cover.
     fn min_max(&self) -> Option<(i64, i64)> {
-        let Some(ignore) = self.outcome.bounds.ignore else { return self.stats.int_range() };
+        let Some(ignore) = self.inspection.bounds.ignore else { return self.stats.int_range() };
         let s = self.stats;
         let seen = |v: &i64| *v != ignore;
         let mut in_hist = s.hist.iter().enumerate().filter(|(v, &c)| c > 0 && seen(&(*v as i64)));
@@ -210,10 +210,15 @@ const TARGET_CHECKS: [Check; 17] = [
 const INPUT_CHECKS: [Check; 4] = [empty::check, nan_inf::check, batch_sizes::check, last_batch::check];
 
 /// Runs every check that applies to the inspected values, errors first.
-pub fn run(outcome: &Inspection, opts: &CheckOptions) -> Vec<Finding> {
-    let ctx =
-        Context { outcome, stats: &outcome.stats, task: outcome.task, bound: outcome.bound.as_ref(), opts };
-    let checks: &[Check] = match outcome.role {
+pub fn run(inspection: &Inspection, opts: &CheckOptions) -> Vec<Finding> {
+    let ctx = Context {
+        inspection,
+        stats: &inspection.stats,
+        task: inspection.task,
+        bound: inspection.bound.as_ref(),
+        opts,
+    };
+    let checks: &[Check] = match inspection.role {
         Role::Targets => &TARGET_CHECKS,
         Role::Inputs => &INPUT_CHECKS,
     };

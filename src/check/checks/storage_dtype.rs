@@ -12,9 +12,9 @@ use crate::check::{Source, Task};
 use serde_json::json;
 
 pub fn check(ctx: &Context) -> Vec<Finding> {
-    let dtype = ctx.outcome.column.dtype.as_str();
+    let dtype = ctx.inspection.column.dtype.as_str();
     let narrow = matches!(dtype, "int8" | "int16" | "int32" | "uint16" | "uint32" | "uint64");
-    let batches = ctx.outcome.source == Source::Batches;
+    let batches = ctx.inspection.source == Source::Batches;
     let applies = match ctx.task {
         Task::Classification => narrow || dtype == "uint8" || (batches && dtype == "bool"),
         Task::Segmentation => batches && (narrow || dtype == "uint8" || dtype == "bool"),
