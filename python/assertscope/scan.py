@@ -257,36 +257,21 @@ class FieldFacts:
     """Everything ``check`` learns from a column, learned from one field of every batch:
     the same counts, extremes and first positions, with dataset indices for rows."""
 
+    # Each kind of value whose first positions are kept, as in the binary's `Stats`.
+    KINDS = ("negative", "over_bound", "non_integer", "nan_inf", "text", "too_long", "empty", "one_hot", "multi_hot")
+
     def __init__(self, name, role, bounds):
-        self.name = name
-        self.role = role
-        self.bounds = bounds
-        self.dtype = None
-        self.sample_shape = None
+        self.name, self.role, self.bounds = name, role, bounds
+        self.dtype = self.sample_shape = self.hist = None
         self.varying_shape = False
-        self.samples = 0
-        self.hist = None
+        self.samples = self.ignored = self.whole_floats = self.finite_floats = 0
+        self.float_min = self.float_max = None
+        # Integer values outside the dense histogram: exact counts of the first distinct ones.
         self.outside = collections.Counter()
-        self.outside_overflowed = False
-        self.outside_count = 0
-        self.outside_min = None
-        self.outside_max = None
-        self.ignored = 0
-        self.negative = Examples()
-        self.over_bound = Examples()
-        self.whole_floats = 0
-        self.finite_floats = 0
-        self.float_min = None
-        self.float_max = None
-        self.non_integer = Examples()
-        self.nan_inf = Examples()
-        self.text = Examples()
+        self.outside_summary = {"count": 0, "min": None, "max": None, "overflowed": False}
         self.lengths = {"rows": 0, "min": None, "max": 0, "total": 0}
-        self.too_long = Examples()
-        self.empty = Examples()
         self.patterns = {"rows": 0, "binary": 0, "zeros": 0}
-        self.one_hot = Examples()
-        self.multi_hot = Examples()
+        self.examples = {kind: Examples() for kind in self.KINDS}
 
     # One batch of this field -------------------------------------------------
 
@@ -314,7 +299,7 @@ class FieldFacts:
             return
         if value.is_complex():
             finite = torch.isfinite(flat)
-            self.nan_inf.add(batch, indices, ~finite, lambda r, p: number(complex(flat[r, p]).real))
+            self.examples["nan_inf"].add(batch, indices, ~finite, lambda r, p: number(complex(flat[r, p]).real))
         elif value.is_floating_point():
             self.add_floats(batch, flat, indices)
         else:
@@ -335,7 +320,7 @@ class FieldFacts:
             except (TypeError, ValueError, RuntimeError):
                 pass
         self.samples += len(items)
-        self.text.add_each(batch, indices, list(range(len(items))), lambda r: text_value(items[r]))
+        self.examples["text"].add_each(batch, indices, list(range(len(items))), lambda r: text_value(items[r]))
         return None
 
     def add_lengths(self, batch, flat, shape, indices):
@@ -347,16 +332,16 @@ class FieldFacts:
         lengths["min"] = length if lengths["min"] is None else min(lengths["min"], length)
         lengths["max"] = max(lengths["max"], length)
         if length == 0:
-            self.empty.add_each(batch, indices, list(range(rows)), lambda r: {"len": 0})
+            self.examples["empty"].add_each(batch, indices, list(range(rows)), lambda r: {"len": 0})
         sequence = shape[-1]
         if self.bounds.max_positions is not None and len(shape) == 1 and sequence > self.bounds.max_positions:
-            self.too_long.add_each(batch, indices, list(range(rows)), lambda r: {"len": sequence})
+            self.examples["too_long"].add_each(batch, indices, list(range(rows)), lambda r: {"len": sequence})
 
     def add_floats(self, batch, flat, indices):
         import torch
 
         finite = torch.isfinite(flat)
-        self.nan_inf.add(batch, indices, ~finite, lambda r, p: number(float(flat[r, p])))
+        self.examples["nan_inf"].add(batch, indices, ~finite, lambda r, p: number(float(flat[r, p])))
         values = flat[finite]
         if values.numel() == 0:
             return
@@ -366,7 +351,7 @@ class FieldFacts:
         self.float_max = high if self.float_max is None else max(self.float_max, high)
         whole = finite & (flat == flat.round()) & (flat.abs() < 9.0e18)
         self.whole_floats += int(whole.sum())
-        self.non_integer.add(batch, indices, finite & ~whole, lambda r, p: number(float(flat[r, p])))
+        self.examples["non_integer"].add(batch, indices, finite & ~whole, lambda r, p: number(float(flat[r, p])))
         if bool(whole.any()):
             self.add_ints(batch, torch.where(whole, flat, torch.zeros_like(flat)).long(), whole, indices)
 
@@ -388,22 +373,23 @@ class FieldFacts:
         if not bool(outside.any()):
             return
         values, counts = torch.unique(ints[outside], return_counts=True)
-        self.outside_count += int(counts.sum())
+        summary = self.outside_summary
+        summary["count"] += int(counts.sum())
         low, high = int(values[0]), int(values[-1])
-        self.outside_min = low if self.outside_min is None else min(self.outside_min, low)
-        self.outside_max = high if self.outside_max is None else max(self.outside_max, high)
+        summary["min"] = low if summary["min"] is None else min(summary["min"], low)
+        summary["max"] = high if summary["max"] is None else max(summary["max"], high)
         for v, c in zip(values.tolist(), counts.tolist()):
             if v in self.outside or len(self.outside) < OUTSIDE_DISTINCT:
                 self.outside[v] += c
             else:
-                self.outside_overflowed = True
+                summary["overflowed"] = True
         ignored = outside & (ints == b.ignore) if b.ignore is not None else torch.zeros_like(outside)
         self.ignored += int(ignored.sum())
         negative = outside & ~ignored & (ints < 0)
-        self.negative.add(batch, indices, negative, lambda r, p: int(ints[r, p]))
+        self.examples["negative"].add(batch, indices, negative, lambda r, p: int(ints[r, p]))
         if b.upper is not None:
             over = outside & ~ignored & (ints >= b.upper)
-            self.over_bound.add(batch, indices, over, lambda r, p: int(ints[r, p]))
+            self.examples["over_bound"].add(batch, indices, over, lambda r, p: int(ints[r, p]))
 
     def add_patterns(self, batch, flat, indices):
         """Rows of 0/1 with one 1 (one-hot), several (multi-hot) or none."""
@@ -418,41 +404,34 @@ class FieldFacts:
         def row(r):
             return {"row": [number(v) for v in values[r, :ROW_SHOWN].tolist()]}
 
-        self.one_hot.add_each(batch, indices, (binary & (ones == 1)).nonzero().flatten().tolist(), row)
-        self.multi_hot.add_each(batch, indices, (binary & (ones > 1)).nonzero().flatten().tolist(), row)
+        self.examples["one_hot"].add_each(batch, indices, (binary & (ones == 1)).nonzero().flatten().tolist(), row)
+        self.examples["multi_hot"].add_each(batch, indices, (binary & (ones > 1)).nonzero().flatten().tolist(), row)
 
     def to_json(self):
         hist = [] if self.hist is None else self.hist.tolist()
         while hist and hist[-1] == 0:
             hist.pop()
-        return {
-            "name": self.name,
-            "role": self.role,
-            "dtype": self.dtype,
-            "sample_shape": self.sample_shape,
-            "varying_shape": self.varying_shape,
-            "samples": self.samples,
-            "hist": hist,
-            "outside": {
-                "count": self.outside_count,
-                "min": self.outside_min,
-                "max": self.outside_max,
-                "distinct": sorted(self.outside.items()),
-                "overflowed": self.outside_overflowed,
-            },
-            "ignored": self.ignored,
-            "negative": self.negative.to_json(),
-            "over_bound": self.over_bound.to_json(),
-            "whole_floats": self.whole_floats,
-            "finite_floats": self.finite_floats,
-            "float_min": self.float_min,
-            "float_max": self.float_max,
-            "non_integer": self.non_integer.to_json(),
-            "nan_inf": self.nan_inf.to_json(),
-            "text": self.text.to_json(),
-            "lengths": dict(self.lengths, too_long=self.too_long.to_json(), empty=self.empty.to_json()),
-            "patterns": dict(self.patterns, one_hot=self.one_hot.to_json(), multi_hot=self.multi_hot.to_json()),
-        }
+        kept = {kind: examples.to_json() for kind, examples in self.examples.items()}
+        lengths = dict(self.lengths, too_long=kept.pop("too_long"), empty=kept.pop("empty"))
+        patterns = dict(self.patterns, one_hot=kept.pop("one_hot"), multi_hot=kept.pop("multi_hot"))
+        return dict(
+            kept,
+            name=self.name,
+            role=self.role,
+            dtype=self.dtype,
+            sample_shape=self.sample_shape,
+            varying_shape=self.varying_shape,
+            samples=self.samples,
+            hist=hist,
+            outside=dict(self.outside_summary, distinct=sorted(self.outside.items())),
+            ignored=self.ignored,
+            whole_floats=self.whole_floats,
+            finite_floats=self.finite_floats,
+            float_min=self.float_min,
+            float_max=self.float_max,
+            lengths=lengths,
+            patterns=patterns,
+        )
 
 
 class Gatherer:
