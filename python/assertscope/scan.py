@@ -199,7 +199,7 @@ class Examples:
         """``mask`` and ``values`` are ``[B, n]``: which values of each sample count."""
         import torch
 
-        found = int(mask.sum())
+        found = int(torch.count_nonzero(mask))
         if not found:
             return
         self.count += found
@@ -209,6 +209,36 @@ class Examples:
         for row in rows[: KEEP - len(self.first)]:
             position = int(torch.nonzero(mask[row])[0])
             self.first.append(example(batch, indices[row], position if mask.shape[1] > 1 else None, values(row, position)))
+
+    def add_flat(self, batch, indices, width, where, values):
+        """Counts the values at flat positions ``where`` (ascending, in a ``[B, width]``
+        tensor); ``values`` are the values there."""
+        found = where.numel()
+        if not found:
+            return
+        self.count += found
+        if len(self.first) >= KEEP:
+            return
+        rows = (where // width).tolist() if width else [0] * found
+        seen = set()
+        for k, row in enumerate(rows):
+            if row in seen:
+                continue
+            seen.add(row)
+            position = int(where[k]) - row * width
+            self.first.append(example(batch, indices[row], position if width > 1 else None, int(values[k])))
+            if len(self.first) >= KEEP:
+                break
+
+    def add_lazily(self, batch, indices, found, mask, values):
+        """``add`` for a count known without the mask: ``mask()`` is built only while
+        first positions are still wanted."""
+        if not found:
+            return
+        if len(self.first) >= KEEP:
+            self.count += found
+            return
+        self.add(batch, indices, mask(), values)
 
     def add_each(self, batch, indices, rows, value):
         """Counts whole samples ``rows`` (a list of row numbers), ``value(row)`` describing each."""
@@ -242,7 +272,8 @@ def text_value(value):
 class Bounds:
     """What the binary fixed before reading (as for a file): the dense histogram's
     length, the exclusive upper bound, the ignore index, the longest allowed sequence,
-    and whether rows of several values are classified as one-hot / multi-hot."""
+    whether rows of several values are classified as one-hot / multi-hot, and whether
+    floats are sorted at all."""
 
     def __init__(self, plan):
         plan = plan or {}
@@ -251,6 +282,9 @@ class Bounds:
         self.ignore = plan.get("ignore")
         self.max_positions = plan.get("max_positions")
         self.row_patterns = bool(plan.get("row_patterns", False))
+        # Whether floats are sorted into whole numbers (class ids) and the rest; the
+        # binary judges model inputs only for NaN/inf and emptiness.
+        self.sort_floats = bool(plan.get("sort_floats", True))
 
 
 class FieldFacts:
@@ -303,7 +337,7 @@ class FieldFacts:
         elif value.is_floating_point():
             self.add_floats(batch, flat, indices)
         else:
-            self.add_ints(batch, flat.long(), None, indices)
+            self.add_ints(batch, flat.reshape(-1).long(), None, flat.shape[1], indices)
         if self.bounds.row_patterns and len(shape) == 1 and flat.shape[1] > 1:
             self.add_patterns(batch, flat, indices)
 
@@ -341,55 +375,74 @@ class FieldFacts:
         import torch
 
         finite = torch.isfinite(flat)
-        self.examples["nan_inf"].add(batch, indices, ~finite, lambda r, p: number(float(flat[r, p])))
-        values = flat[finite]
+        all_finite = bool(finite.all())
+        if not all_finite:
+            self.examples["nan_inf"].add(batch, indices, ~finite, lambda r, p: number(float(flat[r, p])))
+        values = flat if all_finite else flat[finite]
         if values.numel() == 0:
             return
         self.finite_floats += values.numel()
-        low, high = float(values.min()), float(values.max())
+        low, high = torch.aminmax(values)
+        low, high = float(low), float(high)
         self.float_min = low if self.float_min is None else min(self.float_min, low)
         self.float_max = high if self.float_max is None else max(self.float_max, high)
-        whole = finite & (flat == flat.round()) & (flat.abs() < 9.0e18)
-        self.whole_floats += int(whole.sum())
-        self.examples["non_integer"].add(batch, indices, finite & ~whole, lambda r, p: number(float(flat[r, p])))
-        if bool(whole.any()):
-            self.add_ints(batch, torch.where(whole, flat, torch.zeros_like(flat)).long(), whole, indices)
+        if not self.bounds.sort_floats:
+            return
+        # frac() of NaN and inf is NaN, so `whole` holds finite values only.
+        whole = torch.frac(flat) == 0
+        where = torch.nonzero(whole.reshape(-1)).flatten()
+        wholes = flat.reshape(-1)[where]
+        huge = wholes.abs() >= 9.0e18  # past int64: counted as non-integers
+        if bool(huge.any()):
+            whole.reshape(-1)[where[huge]] = False
+            where, wholes = where[~huge], wholes[~huge]
+        self.whole_floats += where.numel()
+        self.examples["non_integer"].add_lazily(
+            batch, indices, values.numel() - where.numel(), lambda: finite & ~whole, lambda r, p: number(float(flat[r, p]))
+        )
+        if where.numel():
+            self.add_ints(batch, wholes.long(), where, flat.shape[1], indices)
 
-    def add_ints(self, batch, ints, valid, indices):
+    def add_ints(self, batch, values, where, width, indices):
         """Integer values into the dense histogram, and the rest counted one by one and
-        sorted, as the binary's reader does: the ignore index, negative, past the bound."""
+        sorted, as the binary's reader does: the ignore index, negative, past the bound.
+        ``values`` is 1-D; ``where`` their flat positions in the ``[B, width]`` field (None:
+        every position, in order)."""
         import torch
 
         b = self.bounds
-        considered = valid if valid is not None else torch.ones_like(ints, dtype=torch.bool)
-        inside = considered & (ints >= 0) & (ints < b.hist_len)
-        counted = ints[inside]
+        inside = (values >= 0) & (values < b.hist_len)
+        counted = values[inside]
         if counted.numel():
             counts = torch.bincount(counted, minlength=0)
             if self.hist is None:
                 self.hist = torch.zeros(b.hist_len, dtype=torch.long)
             self.hist[: counts.numel()] += counts
-        outside = considered & ~inside
-        if not bool(outside.any()):
+        if counted.numel() == values.numel():
             return
-        values, counts = torch.unique(ints[outside], return_counts=True)
+        outside = ~inside
+        others = values[outside]
+        at = torch.nonzero(outside).flatten()
+        if where is not None:
+            at = where[at]
+        unique, counts = torch.unique(others, return_counts=True)
         summary = self.outside_summary
         summary["count"] += int(counts.sum())
-        low, high = int(values[0]), int(values[-1])
+        low, high = int(unique[0]), int(unique[-1])
         summary["min"] = low if summary["min"] is None else min(summary["min"], low)
         summary["max"] = high if summary["max"] is None else max(summary["max"], high)
-        for v, c in zip(values.tolist(), counts.tolist()):
+        for v, c in zip(unique.tolist(), counts.tolist()):
             if v in self.outside or len(self.outside) < OUTSIDE_DISTINCT:
                 self.outside[v] += c
             else:
                 summary["overflowed"] = True
-        ignored = outside & (ints == b.ignore) if b.ignore is not None else torch.zeros_like(outside)
-        self.ignored += int(ignored.sum())
-        negative = outside & ~ignored & (ints < 0)
-        self.examples["negative"].add(batch, indices, negative, lambda r, p: int(ints[r, p]))
+        ignored = others == b.ignore if b.ignore is not None else torch.zeros_like(others, dtype=torch.bool)
+        self.ignored += int(torch.count_nonzero(ignored))
+        negative = ~ignored & (others < 0)
+        self.examples["negative"].add_flat(batch, indices, width, at[negative], others[negative])
         if b.upper is not None:
-            over = outside & ~ignored & (ints >= b.upper)
-            self.examples["over_bound"].add(batch, indices, over, lambda r, p: int(ints[r, p]))
+            over = ~ignored & (others >= b.upper)
+            self.examples["over_bound"].add_flat(batch, indices, width, at[over], others[over])
 
     def add_patterns(self, batch, flat, indices):
         """Rows of 0/1 with one 1 (one-hot), several (multi-hot) or none."""

@@ -52,6 +52,9 @@ impl RolePlan {
             "ignore": b.ignore,
             "max_positions": b.max_positions,
             "row_patterns": b.row_patterns,
+            // Inputs are judged only for NaN/inf and emptiness: no need to tell whole
+            // floats from the rest.
+            "sort_floats": self.role == Role::Targets,
         })
     }
 }

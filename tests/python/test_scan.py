@@ -82,7 +82,8 @@ def module(tmp_path, monkeypatch):
 PLAN = {
     "labels": {"hist_len": 5, "upper": 5, "ignore": -100, "max_positions": None, "row_patterns": True},
     "tokens": {"hist_len": 100, "upper": 100, "ignore": None, "max_positions": 6, "row_patterns": False},
-    "inputs": {"hist_len": 65536, "upper": None, "ignore": None, "max_positions": None, "row_patterns": False},
+    "inputs": {"hist_len": 65536, "upper": None, "ignore": None, "max_positions": None, "row_patterns": False,
+               "sort_floats": False},
 }
 
 
