@@ -550,8 +550,11 @@ class Gatherer:
             if label is not None and torch.is_tensor(label[1]) and label[1].dim() == 0:
                 label = (label[0], label[1].unsqueeze(0))
         first = inputs[0] if inputs else None
-        size = sample_count(first[1]) if first is not None else (sample_count(label[1]) if label is not None else 0)
-        if indices is None or len(indices) != size:
+        # The samples of the batch: as many as the sampler handed out, else as the first field has.
+        if indices is not None:
+            size = len(indices)
+        else:
+            size = sample_count(first[1]) if first is not None else (sample_count(label[1]) if label is not None else 0)
             indices = list(range(self.samples, self.samples + size))
         self.samples += size
         self.batch_count += 1
@@ -566,10 +569,10 @@ class Gatherer:
         if label is None:
             return
         name, y = label
-        if first is not None and sample_count(y) != size:
+        if first is not None and sample_count(y) != sample_count(first[1]):
             self.mismatch(batch_no, first, label, indices)
-            return
-        self.field(name, "labels").add(batch_no, y, indices)
+        if sample_count(y) == size:
+            self.field(name, "labels").add(batch_no, y, indices)
 
     def token_field(self, inputs):
         """The input holding token ids (the first integer one) when a vocabulary size is given."""

@@ -143,8 +143,11 @@ def test_shapes_dtypes_rows_and_batch_sizes(module):
     floats = field(run(module, "floats"), "labels")
     assert (floats["dtype"], floats["whole_floats"], floats["non_integer"]["count"]) == ("float32", 12, 0)
     assert field(run(module, "int32"), "labels")["dtype"] == "int32"
-    mismatch = run(module, "mismatched")["batches"]["size_mismatches"]
+    mismatched = run(module, "mismatched")
+    mismatch = mismatched["batches"]["size_mismatches"]
     assert mismatch["count"] == 3
+    # The labels are still gathered: the batch has the 4 samples the sampler handed out.
+    assert field(mismatched, "labels")["samples"] == 12 and mismatched["batches"]["samples"] == 12
     assert (mismatch["first"][0]["input_samples"], mismatch["first"][0]["label_samples"]) == (5, 4)
     empty = field(run(module, "empty_x"), "inputs")
     assert empty["lengths"]["empty"]["count"] == 4 and empty["hist"] == []
