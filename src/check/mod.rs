@@ -4,7 +4,9 @@
 //!
 //! Pipeline: [`input`] resolves paths, globs and directories; [`read`] plans each file
 //! into units that threads read into [`stats::Stats`] (merged in order); [`checks`] turns
-//! the merged stats into findings; [`report`] and [`render`] print them.
+//! the merged stats into findings; [`report`] and [`render`] print them. `scan` reads the
+//! fields of a DataLoader's batches into the same stats ([`scan_facts`]), so the same
+//! checks judge them.
 
 pub mod checks;
 pub mod histogram;
