@@ -142,3 +142,60 @@ fn the_histogram_counts_every_label_with_negative_and_ignored_ones_flagged() {
     assert!(bar("-1").ends_with(" 1   0.5%  ← out of range"), "{}", bar("-1"));
     assert!(bar("-100").ends_with(" 2   1.0%  (ignored)"), "{}", bar("-100"));
 }
+
+/// The label rules exist once: the same labels as a file (`check`) and as the batches of
+/// a DataLoader (`scan`) give the same findings, causes and words.
+#[test]
+fn scan_and_check_judge_the_same_labels_alike() {
+    if !has_modules(&["torch", "numpy"]) {
+        return;
+    }
+    let dir = tempdir();
+    py(
+        dir.path(),
+        "import numpy as np\n\
+         y = np.arange(1, 61) % 10 + 1\n\
+         y[[4, 41]] = [-1, -7]\n\
+         np.save('one_based.npy', y.astype(np.int64))\n\
+         np.save('one_hot.npy', np.eye(4, dtype=np.int64)[np.arange(30) % 4])\n\
+         np.save('floats.npy', (np.arange(30) % 3).astype(np.float32))\n",
+    );
+    std::fs::write(
+        dir.path().join("loaders.py"),
+        "import numpy as np, torch\n\
+         from torch.utils.data import DataLoader, TensorDataset\n\
+         def loader(name):\n\
+         \x20   y = torch.from_numpy(np.load(name + '.npy'))\n\
+         \x20   return DataLoader(TensorDataset(torch.zeros(len(y), 2), y), batch_size=8)\n\
+         one_based = lambda: loader('one_based')\n\
+         one_hot = lambda: loader('one_hot')\n\
+         floats = lambda: loader('floats')\n",
+    )
+    .unwrap();
+    for (name, classes) in [("one_based", "10"), ("one_hot", "4"), ("floats", "3")] {
+        let args = ["--num-classes", classes, "--ignore-index", "-100", "--json"];
+        let file = format!("{name}.npy");
+        let mut check_args = vec!["check", file.as_str()];
+        check_args.extend(args);
+        let checked = assertscope(dir.path(), &check_args);
+        let target = format!("loaders.py:{name}");
+        let scanned = scan(dir.path(), &[&[target.as_str()][..], &args[..]].concat());
+        assert_eq!(checked.code, scanned.code, "{name}:\n{}\n{}", checked.stdout, scanned.stderr);
+        let findings = |run: &Run, prefix: &str| -> Vec<(String, String)> {
+            let json = run.json();
+            let mut all: Vec<(String, String)> = json["diagnoses"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| (d["cause"].as_str().unwrap().to_string(), d["evidence"][0]["text"].to_string()))
+                .chain(run.secondary().into_iter().map(|(c, t)| (c, format!("{t:?}"))))
+                .map(|(c, t)| (c, t.replacen(prefix, "", 1)))
+                .collect();
+            all.sort();
+            all
+        };
+        let from_file = findings(&checked, "");
+        assert!(!from_file.is_empty() && from_file[0].0 != "none", "{name}: {from_file:?}");
+        assert_eq!(from_file, findings(&scanned, "batch[1]: "), "{name}");
+    }
+}

@@ -269,3 +269,23 @@ error[target-out-of-range]: 1 label is negative (min -1). -1 looks like a paddin
 ";
     assert_eq!(run.stdout, expected);
 }
+
+/// Rows of several class ids are per-position labels (token classification: targets
+/// `[N, L]` with scores `[N, C, L]`), which cross_entropy takes: a warning, not an error.
+#[test]
+fn rows_of_several_class_ids_are_a_warning() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
+    let dir = tempdir();
+    py(
+        dir.path(),
+        "import numpy as np\ny = np.arange(60).reshape(12, 5) % 7\ny[:, 4] = -100\nnp.save('y.npy', y)",
+    );
+    let run = check_json(dir.path(), &["y.npy", "--num-classes", "7", "--ignore-index", "-100"], 0);
+    let notes = run.secondary();
+    assert!(
+        notes.iter().any(|(c, t)| c == "target-shape" && t.contains("per-position scores ([N, C, 5])")),
+        "{notes:?}"
+    );
+}

@@ -12,6 +12,8 @@ use std::process::{Command, Stdio};
 fn models() -> Vec<Diagnostic> {
     let wide = "    return {\"损失\": F.cross_entropy(logits, column)}";
     let wide_start = wide[..wide.find("column)").unwrap()].chars().count() + 1;
+    let long = format!("x = DataLoader({}batch_size=32, {}shuffle=True)", "a, ".repeat(40), "b, ".repeat(30));
+    let long_start = long.find("batch_size").unwrap() + 1;
     vec![
         // The guard's own shape: op and title, the user's line, what was found, the fix.
         Diagnostic::new(
@@ -63,7 +65,43 @@ fn models() -> Vec<Diagnostic> {
         Diagnostic::new(Severity::Error, Some("x"), "a file and line without source")
             .span(Span::at("gone.py", Some(7)))
             .help("h"),
+        // Spans of one file on different lines: one snippet in line order, a wide gap
+        // folded into `...`, a gap of one line kept apart, another file apart.
+        Diagnostic::new(Severity::Error, Some("AS101"), "one-hot target")
+            .span(
+                Span::at("train.py", Some(41))
+                    .source(Some("        loss = criterion(out, labels)".into()))
+                    .columns(31, 37),
+            )
+            .span(secondary("train.py", 37, "    for images, labels in loader:", 17, "comes from here"))
+            .span(secondary("train.py", 39, "        labels = labels.cuda()", 18, "assigned here"))
+            .span(secondary("train.py", 42, "        loss.backward()", 9, "next line"))
+            .span(secondary("data.py", 3, "labels = one_hot(y)", 10, "made here"))
+            .help("pass class indices"),
+        // Deep indentation in both lines of a merged snippet: drawn as `...`.
+        Diagnostic::new(Severity::Warning, Some("x"), "deep")
+            .span(Span::at("deep.py", Some(9)).source(Some(format!("{}y = f(x)", " ".repeat(32)))))
+            .span(secondary("deep.py", 12, &format!("{}z = g(y)", " ".repeat(36)), 37, "here")),
+        // Lines too long for a terminal: cut around the span, on either side or both.
+        Diagnostic::new(Severity::Error, Some("AS107"), "long lines")
+            .span(
+                Span::at("long.py", Some(46))
+                    .source(Some(long.clone()))
+                    .columns(long_start, long_start + 10)
+                    .label("this"),
+            )
+            .span(Span::at("long.py", Some(47)).source(Some(long.clone())).columns(5, 9).secondary())
+            .span(Span::at("long.py", Some(1048)).source(Some(long.clone())).label("the whole line"))
+            .span(Span::at("wide.py", Some(2)).source(Some("变量 = ".repeat(40) + "f(x)")).columns(161, 165)),
     ]
+}
+
+fn secondary(file: &str, line: u64, source: &str, column: usize, label: &str) -> Span {
+    Span::at(file, Some(line))
+        .source(Some(source.to_string()))
+        .columns(column, column + 4)
+        .label(label)
+        .secondary()
 }
 
 fn python() -> std::path::PathBuf {

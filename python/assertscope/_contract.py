@@ -19,8 +19,8 @@ RANK_VARIABLES = ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK")
 LOCAL_RANK_VARIABLES = ("LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID")
 WORLD_SIZE_VARIABLES = ("WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE")
 
-# The version of the findings `python -m assertscope.scan` writes.
-SCAN_RESULT_VERSION = 1
+# The version of the facts document `python -m assertscope.scan` writes.
+SCAN_RESULT_VERSION = 2
 
 
 def env_number(names):

@@ -57,8 +57,8 @@ def note(kind, text):
 def render(d):
     """The diagnostic as text, ending with a newline."""
     spans = d.get("spans") or []
-    drawn = [_source_and_range(s) if s.get("line") is not None else None for s in spans]
-    numbers = [str(s["line"]) for s, r in zip(spans, drawn) if r is not None]
+    pieces = _pieces(spans)
+    numbers = [str(line["line"]) for kind, lines in pieces if kind == "snippet" for line in lines]
     width = max((len(n) for n in numbers), default=0)
     gutter = " " * (width + 1)
     title = d["severity"] + (f"[{d['code']}]" if d.get("code") else "") + f": {d['message']}"
@@ -66,27 +66,29 @@ def render(d):
     # What the previous element was decides the separators, as annotate-snippets draws them.
     previous = "title"
     shown_snippet = False
-    for s, source_range in zip(spans, drawn):
-        if source_range is None:
+    for kind, piece in pieces:
+        if kind == "header":
+            s = piece
             lines.append(" " * width + "--> " + s["file"] + (f":{s['line']}" if s.get("line") is not None else ""))
             previous = "origin"
             if s.get("label"):
                 lines.append(_message(gutter, "note", s["label"]))
                 previous = "note"
             continue
-        text, start, end = source_range
-        column = len(text[:start]) + 1
+        head = next((line for line in piece if line["span"].get("primary", True)), piece[0])
         arrow = ":::" if shown_snippet else "-->"
         if previous == "snippet":
             lines.append(gutter + "|")
-        lines.append(" " * width + f"{arrow} {s['file']}:{s['line']}:{column}")
+        column = len(head["text"][: head["start"]]) + 1
+        lines.append(" " * width + f"{arrow} {head['span']['file']}:{head['line']}:{column}")
         lines.append(gutter + "|")
-        lines.append(f"{str(s['line']).rjust(width)} | {_expand(text)}".rstrip())
-        marker = "^" if s.get("primary", True) else "-"
-        pad = _cells(_expand(text[:start]))
-        underline = marker * max(1, _cells(_expand(text[start:end])))
-        label = f" {s['label']}" if s.get("label") else ""
-        lines.append(f"{gutter}| {' ' * pad}{underline}{label}")
+        trim = _left_trim(piece)
+        last = None
+        for line in piece:
+            if last is not None and line["line"] - last > 1:
+                lines.append("...")
+            last = line["line"]
+            lines.extend(_snippet_line(line, width, gutter, trim))
         previous = "snippet"
         shown_snippet = True
     messages = [(n["kind"], n["text"]) for n in d.get("notes") or []]
@@ -107,6 +109,123 @@ def render(d):
             body = wrap(s["text"], WIDTH - len(s["kind"]) - 2).split("\n")
             out += lead + ("\n" + " " * len(lead)).join(body) + "\n"
     return out
+
+
+def _snippet_line(line, width, gutter, trim):
+    """The numbered source line and its underline, the first ``trim`` cells of the
+    indentation drawn as ``...`` (as annotate-snippets does with deep indentation)."""
+    text = _expand(line["text"])
+    start = len(_expand(line["text"][: line["start"]]))
+    end = len(_expand(line["text"][: line["end"]]))
+    if trim:
+        text = "..." + text[trim + 3 :]
+    shown = f"{str(line['line']).rjust(width)} | {text}".rstrip()
+    s = line["span"]
+    marker = "^" if s.get("primary", True) else "-"
+    pad = _cells(_expand(line["text"])[:start]) - trim
+    underline = marker * max(1, _cells(_expand(line["text"])[start:end]))
+    label = f" {s['label']}" if s.get("label") else ""
+    return [shown, f"{gutter}| {' ' * pad}{underline}{label}"]
+
+
+def _left_trim(lines):
+    """The cells of indentation annotate-snippets leaves out of a snippet: only when every
+    line (and span) starts more than 26 cells in."""
+    indent = min((_indent_cells(line["text"]) for line in lines if line["text"].strip()), default=0)
+    span_left = min(_cells(_expand(line["text"][: line["start"]])) for line in lines)
+    whitespace_left = max(min(indent, span_left) - 6, 0)
+    return whitespace_left - 16 if whitespace_left > 20 else 0
+
+
+def _indent_cells(text):
+    return sum(4 if ch == "\t" else 1 for ch in text[: len(text) - len(text.lstrip())])
+
+
+# annotate-snippets fits source lines into 140 cells, gutter included; a longer line is
+# cut to KEPT cells around its span (src/render/text.rs cuts alike).
+TERM_WIDTH = 140
+KEPT = 90
+# Text cut on the left becomes blanks (the column stays true), drawn as `...` once this deep.
+DEEP_INDENT = 27
+
+
+def _pieces(spans):
+    """("snippet", lines) for spans with source (those of one file on different lines
+    merged in line order, unless a gap of exactly one line would show blank), and
+    ("header", span) for spans without."""
+    digits = max((len(str(s["line"])) for s in spans if s.get("source") is not None and s.get("line") is not None), default=0)
+    fits = TERM_WIDTH - 3 - digits
+    pieces = []
+    for s in spans:
+        line = _source_line(s, fits) if s.get("line") is not None else None
+        if line is None:
+            pieces.append(("header", s))
+            continue
+        for kind, lines in pieces:
+            if kind == "snippet" and _joins(lines, line):
+                at = sum(1 for other in lines if other["line"] < line["line"])
+                lines.insert(at, line)
+                break
+        else:
+            pieces.append(("snippet", [line]))
+    return pieces
+
+
+def _joins(lines, line):
+    if line["cut"] or lines[0]["span"]["file"] != line["span"]["file"]:
+        return False
+    if any(other["cut"] or other["line"] == line["line"] for other in lines):
+        return False
+    before = [other["line"] for other in lines if other["line"] < line["line"]]
+    after = [other["line"] for other in lines if other["line"] > line["line"]]
+    return not (before and line["line"] - max(before) == 2) and not (after and min(after) - line["line"] == 2)
+
+
+def _source_line(s, fits):
+    """The span's line without trailing blanks, cut to fit, and the [start, end)
+    character range to underline; None without source text."""
+    source = s.get("source")
+    if source is None:
+        return None
+    lines = source.splitlines()
+    text = (lines[0] if lines else "").rstrip()
+    columns = s.get("columns")
+    if columns is None:
+        start, end = len(text) - len(text.lstrip()), len(text)
+    else:
+        first, last = columns
+        start = min(max(first - 1, 0), len(text))
+        end = max(min(max(last, first + 1) - 1, len(text)), start)
+    text, start, end, cut = _cut_long_line(text, start, end, fits)
+    return {"span": s, "line": s["line"], "text": text, "start": start, "end": end, "cut": cut}
+
+
+def _cut_long_line(text, start, end, fits):
+    """A line wider than ``fits`` cells, cut to KEPT cells around the span: what is left
+    out on the left becomes blanks (one per character), on the right ``...``."""
+    cells = [4 if ch == "\t" else _cells(ch) for ch in text]
+    if sum(cells) <= fits:
+        return text, start, end, False
+    span_cells = sum(cells[start:end])
+    if span_cells >= KEPT:
+        left = start
+    else:
+        target = max(sum(cells[:start]) - (KEPT - span_cells) // 2, 0)
+        left, seen = 0, 0
+        for c in cells:
+            if seen + c > target:
+                break
+            seen += c
+            left += 1
+    if left < DEEP_INDENT:
+        left = 0
+    right, kept = left, 0
+    while right < len(text) and kept + cells[right] <= KEPT:
+        kept += cells[right]
+        right += 1
+    out = " " * left + text[left:right] + ("..." if right < len(text) else "")
+    start, end = max(start, left), min(max(end, left), right)
+    return out, start, max(end, start), True
 
 
 def guard_diagnostic(op, cause, finding, summaries, location, extra_note=None):
@@ -134,24 +253,6 @@ def guard_diagnostic(op, cause, finding, summaries, location, extra_note=None):
 def _message(gutter, kind, text):
     lead = f"{gutter}= " + (f"{kind}: " if kind else "")
     return lead + ("\n" + " " * len(lead)).join(text.split("\n"))
-
-
-def _source_and_range(s):
-    """The span's line without trailing blanks, and the [start, end) character range to
-    underline; None without source text."""
-    source = s.get("source")
-    if source is None:
-        return None
-    lines = source.splitlines()
-    text = (lines[0] if lines else "").rstrip()
-    columns = s.get("columns")
-    if columns is None:
-        start = len(text) - len(text.lstrip())
-        return text, start, len(text)
-    first, last = columns
-    start = min(max(first - 1, 0), len(text))
-    end = min(max(last, first + 1) - 1, len(text))
-    return text, start, max(end, start)
 
 
 def _expand(text):

@@ -1,19 +1,23 @@
-"""Iterate a Dataset or DataLoader and check every batch before it reaches the GPU.
+"""Iterate a Dataset or DataLoader and gather the facts of every batch before it reaches the GPU.
 
 This is the in-process half of ``assertscope scan``: the CLI runs
 
-    python -m assertscope.scan TARGET --out FINDINGS.json [options]
+    python -m assertscope.scan TARGET --out FACTS.json --plan PLAN [options]
 
 where TARGET is ``path/to/file.py:name`` or ``package.module:name`` naming a Dataset,
-a DataLoader, or a zero-argument function returning one. Every batch is checked
-(labels integer, in range and 1-D; input and label batch sizes equal; no NaN/inf in
-float tensors; no empty tensors; a last batch of one sample for BatchNorm), and the
-dataset index of each bad sample is reported, also with ``num_workers > 0``: the
-sampler is wrapped so that the indices of every batch are recorded as they are handed
-to the workers, and batches come back in that order.
+a DataLoader, or a zero-argument function returning one, and PLAN (JSON, from the
+binary) gives per role (``labels``, ``tokens``, ``inputs``) the bounds to sort values
+by, as ``check`` does for a file. This module decides nothing about the data: it
+splits each batch into fields (labels, inputs, token ids) and gathers what ``check``'s
+readers gather from a column (counts, the class histogram, min/max, shapes, dtypes,
+and the first positions of unusual values), with the dataset index of each sample,
+also with ``num_workers > 0``: the sampler is wrapped so that the indices of every
+batch are recorded as they are handed to the workers, and batches come back in that
+order. The binary runs its checks on these facts and renders the findings.
 
-Findings go to the JSON file named by ``--out``, never to stdout, which belongs to the
-user's code. Progress goes to stderr. Needs Python 3.9+ and torch; nothing else.
+The facts go to the JSON file named by ``--out`` (version ``_contract.SCAN_RESULT_VERSION``),
+never to stdout, which belongs to the user's code. Progress goes to stderr. Needs
+Python 3.9+ and torch; nothing else.
 """
 
 from __future__ import annotations
@@ -26,17 +30,22 @@ import importlib.util
 import inspect
 import json
 import math
+import operator
 import os
 import sys
 import time
 import traceback
 
-from assertscope import _contract, kb
+from assertscope import _contract
 
+# The binary's reader keeps as many positions per kind of value (`check::stats`).
 KEEP = 10
+# Distinct values outside the dense histogram counted one by one, as the binary does.
+OUTSIDE_DISTINCT = 4096
+TEXT_SHOWN = 40
+ROW_SHOWN = 16
 LABEL_KEYS = ("labels", "label", "targets", "target", "y")
 INPUT_KEYS = ("input_ids", "pixel_values", "inputs", "input", "x", "image", "images", "features")
-CE_IGNORE_INDEX = -100
 
 
 class ScanError(Exception):
@@ -174,67 +183,332 @@ def recording_loader(loader, queue):
     return DataLoader(loader.dataset, batch_size=None, sampler=RecordingSampler(loader.sampler, queue), **kwargs), True
 
 
-# --------------------------------------------------------------------------- checks
+# --------------------------------------------------------------------------- facts
 
 
-class Finding:
-    def __init__(self, cause: str, check: str, severity: str, message: str):
-        self.cause = cause
-        self.check = check
-        self.severity = severity
-        self.message = message
+class Examples:
+    """A count of one kind of value and where the first ones are: the first offending
+    value of each of the first ``KEEP`` samples that have one (the binary keeps the first
+    values of a file the same way)."""
+
+    def __init__(self):
         self.count = 0
-        self.batches = []
-        self.examples = []
-        self.values = {}
+        self.first = []
 
-    def add(self, batch: int, indices, values):
-        """Records bad samples: dataset indices and their offending values."""
-        self.count += len(indices)
-        if batch not in self.batches and len(self.batches) < KEEP:
-            self.batches.append(batch)
-        for index, value in zip(indices, values):
-            if len(self.examples) >= KEEP:
+    def add(self, batch, indices, mask, values):
+        """``mask`` and ``values`` are ``[B, n]``: which values of each sample count."""
+        import torch
+
+        found = int(torch.count_nonzero(mask))
+        if not found:
+            return
+        self.count += found
+        if len(self.first) >= KEEP:
+            return
+        rows = mask.any(1).nonzero().flatten().tolist()
+        for row in rows[: KEEP - len(self.first)]:
+            position = int(torch.nonzero(mask[row])[0])
+            self.first.append(example(batch, indices[row], position if mask.shape[1] > 1 else None, values(row, position)))
+
+    def add_flat(self, batch, indices, width, where, values):
+        """Counts the values at flat positions ``where`` (ascending, in a ``[B, width]``
+        tensor); ``values`` are the values there."""
+        found = where.numel()
+        if not found:
+            return
+        self.count += found
+        if len(self.first) >= KEEP:
+            return
+        rows = (where // width).tolist() if width else [0] * found
+        seen = set()
+        for k, row in enumerate(rows):
+            if row in seen:
+                continue
+            seen.add(row)
+            position = int(where[k]) - row * width
+            self.first.append(example(batch, indices[row], position if width > 1 else None, int(values[k])))
+            if len(self.first) >= KEEP:
                 break
-            self.examples.append({"batch": batch, "index": index, "value": value})
+
+    def add_lazily(self, batch, indices, found, mask, values):
+        """``add`` for a count known without the mask: ``mask()`` is built only while
+        first positions are still wanted."""
+        if not found:
+            return
+        if len(self.first) >= KEEP:
+            self.count += found
+            return
+        self.add(batch, indices, mask(), values)
+
+    def add_each(self, batch, indices, rows, value):
+        """Counts whole samples ``rows`` (a list of row numbers), ``value(row)`` describing each."""
+        self.count += len(rows)
+        for row in rows[: max(0, KEEP - len(self.first))]:
+            self.first.append(example(batch, indices[row], None, value(row)))
 
     def to_json(self):
-        return {
-            "cause": self.cause,
-            "check": self.check,
-            "severity": self.severity,
-            "message": self.message,
-            "count": self.count,
-            "batches": self.batches,
-            "examples": self.examples,
-            "values": self.values,
-        }
+        return {"count": self.count, "first": self.first}
 
 
-class Scanner:
-    def __init__(self, args):
+def example(batch, index, position, value):
+    return {"batch": batch, "index": index, "position": position, "value": value}
+
+
+def number(v):
+    """A JSON number; NaN and infinities as the strings the binary reads back."""
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+    return v
+
+
+def text_value(value):
+    text = value if isinstance(value, str) else repr(value)
+    return {"text": text[:TEXT_SHOWN] + ("…" if len(text) > TEXT_SHOWN else "")}
+
+
+class Bounds:
+    """What the binary fixed before reading (as for a file): the dense histogram's
+    length, the exclusive upper bound, the ignore index, the longest allowed sequence,
+    whether rows of several values are classified as one-hot / multi-hot, and whether
+    floats are sorted at all."""
+
+    def __init__(self, plan):
+        plan = plan or {}
+        self.hist_len = int(plan.get("hist_len", 0))
+        self.upper = plan.get("upper")
+        self.ignore = plan.get("ignore")
+        self.max_positions = plan.get("max_positions")
+        self.row_patterns = bool(plan.get("row_patterns", False))
+        # Whether floats are sorted into whole numbers (class ids) and the rest; the
+        # binary judges model inputs only for NaN/inf and emptiness.
+        self.sort_floats = bool(plan.get("sort_floats", True))
+
+
+class FieldFacts:
+    """Everything ``check`` learns from a column, learned from one field of every batch:
+    the same counts, extremes and first positions, with dataset indices for rows."""
+
+    # Each kind of value whose first positions are kept, as in the binary's `Stats`.
+    KINDS = ("negative", "over_bound", "non_integer", "nan_inf", "text", "too_long", "empty", "one_hot", "multi_hot")
+
+    def __init__(self, name, role, bounds):
+        self.name, self.role, self.bounds = name, role, bounds
+        self.dtype = self.sample_shape = self.hist = None
+        self.varying_shape = False
+        self.samples = self.ignored = self.whole_floats = self.finite_floats = 0
+        self.float_min = self.float_max = None
+        # Integer values outside the dense histogram: exact counts of the first distinct ones.
+        self.outside = collections.Counter()
+        self.outside_summary = {"count": 0, "min": None, "max": None, "overflowed": False}
+        self.lengths = {"rows": 0, "min": None, "max": 0, "total": 0}
+        self.patterns = {"rows": 0, "binary": 0, "zeros": 0}
+        self.examples = {kind: Examples() for kind in self.KINDS}
+
+    # One batch of this field -------------------------------------------------
+
+    def add(self, batch, value, indices):
+        """``value`` is the field's ``[B, ...]`` tensor (or list) for the samples ``indices``."""
+        import torch
+
+        if not torch.is_tensor(value):
+            value = self.as_tensor(batch, value, indices)
+            if value is None:
+                return
+        if self.dtype is None:
+            self.dtype = str(value.dtype).replace("torch.", "")
+        rows = value.shape[0]
+        shape = list(value.shape[1:])
+        if self.sample_shape is None:
+            self.sample_shape = shape
+        elif shape != self.sample_shape:
+            self.varying_shape = True
+        self.samples += rows
+        flat = value.reshape(rows, -1)
+        if len(shape) >= 1:
+            self.add_lengths(batch, flat, shape, indices)
+        if flat.shape[1] == 0:
+            return
+        if value.is_complex():
+            finite = torch.isfinite(flat)
+            self.examples["nan_inf"].add(batch, indices, ~finite, lambda r, p: number(complex(flat[r, p]).real))
+        elif value.is_floating_point():
+            self.add_floats(batch, flat, indices)
+        else:
+            self.add_ints(batch, flat.reshape(-1).long(), None, flat.shape[1], indices)
+        if self.bounds.row_patterns and len(shape) == 1 and flat.shape[1] > 1:
+            self.add_patterns(batch, flat, indices)
+
+    def as_tensor(self, batch, value, indices):
+        """A list (strings, numbers) as a tensor, or its items recorded as text."""
+        import torch
+
+        items = list(value) if isinstance(value, (list, tuple)) else [value]
+        if self.dtype is None:
+            self.dtype = "text" if all(isinstance(i, str) for i in items) else type(value).__name__
+        if items and not any(isinstance(i, str) for i in items):
+            try:
+                return torch.as_tensor(items)
+            except (TypeError, ValueError, RuntimeError):
+                pass
+        self.samples += len(items)
+        self.examples["text"].add_each(batch, indices, list(range(len(items))), lambda r: text_value(items[r]))
+        return None
+
+    def add_lengths(self, batch, flat, shape, indices):
+        length = flat.shape[1]
+        rows = flat.shape[0]
+        lengths = self.lengths
+        lengths["rows"] += rows
+        lengths["total"] += rows * length
+        lengths["min"] = length if lengths["min"] is None else min(lengths["min"], length)
+        lengths["max"] = max(lengths["max"], length)
+        if length == 0:
+            self.examples["empty"].add_each(batch, indices, list(range(rows)), lambda r: {"len": 0})
+        sequence = shape[-1]
+        if self.bounds.max_positions is not None and len(shape) == 1 and sequence > self.bounds.max_positions:
+            self.examples["too_long"].add_each(batch, indices, list(range(rows)), lambda r: {"len": sequence})
+
+    def add_floats(self, batch, flat, indices):
+        import torch
+
+        finite = torch.isfinite(flat)
+        all_finite = bool(finite.all())
+        if not all_finite:
+            self.examples["nan_inf"].add(batch, indices, ~finite, lambda r, p: number(float(flat[r, p])))
+        values = flat if all_finite else flat[finite]
+        if values.numel() == 0:
+            return
+        self.finite_floats += values.numel()
+        low, high = torch.aminmax(values)
+        low, high = float(low), float(high)
+        self.float_min = low if self.float_min is None else min(self.float_min, low)
+        self.float_max = high if self.float_max is None else max(self.float_max, high)
+        if not self.bounds.sort_floats:
+            return
+        # frac() of NaN and inf is NaN, so `whole` holds finite values only.
+        whole = torch.frac(flat) == 0
+        where = torch.nonzero(whole.reshape(-1)).flatten()
+        wholes = flat.reshape(-1)[where]
+        huge = wholes.abs() >= 9.0e18  # past int64: counted as non-integers
+        if bool(huge.any()):
+            whole.reshape(-1)[where[huge]] = False
+            where, wholes = where[~huge], wholes[~huge]
+        self.whole_floats += where.numel()
+        self.examples["non_integer"].add_lazily(
+            batch, indices, values.numel() - where.numel(), lambda: finite & ~whole, lambda r, p: number(float(flat[r, p]))
+        )
+        if where.numel():
+            self.add_ints(batch, wholes.long(), where, flat.shape[1], indices)
+
+    def add_ints(self, batch, values, where, width, indices):
+        """Integer values into the dense histogram, and the rest counted one by one and
+        sorted, as the binary's reader does: the ignore index, negative, past the bound.
+        ``values`` is 1-D; ``where`` their flat positions in the ``[B, width]`` field (None:
+        every position, in order)."""
+        import torch
+
+        b = self.bounds
+        inside = (values >= 0) & (values < b.hist_len)
+        counted = values[inside]
+        if counted.numel():
+            counts = torch.bincount(counted, minlength=0)
+            if self.hist is None:
+                self.hist = torch.zeros(b.hist_len, dtype=torch.long)
+            self.hist[: counts.numel()] += counts
+        if counted.numel() == values.numel():
+            return
+        outside = ~inside
+        others = values[outside]
+        at = torch.nonzero(outside).flatten()
+        if where is not None:
+            at = where[at]
+        unique, counts = torch.unique(others, return_counts=True)
+        summary = self.outside_summary
+        summary["count"] += int(counts.sum())
+        low, high = int(unique[0]), int(unique[-1])
+        summary["min"] = low if summary["min"] is None else min(summary["min"], low)
+        summary["max"] = high if summary["max"] is None else max(summary["max"], high)
+        for v, c in zip(unique.tolist(), counts.tolist()):
+            if v in self.outside or len(self.outside) < OUTSIDE_DISTINCT:
+                self.outside[v] += c
+            else:
+                summary["overflowed"] = True
+        ignored = others == b.ignore if b.ignore is not None else torch.zeros_like(others, dtype=torch.bool)
+        self.ignored += int(torch.count_nonzero(ignored))
+        negative = ~ignored & (others < 0)
+        self.examples["negative"].add_flat(batch, indices, width, at[negative], others[negative])
+        if b.upper is not None:
+            over = ~ignored & (others >= b.upper)
+            self.examples["over_bound"].add_flat(batch, indices, width, at[over], others[over])
+
+    def add_patterns(self, batch, flat, indices):
+        """Rows of 0/1 with one 1 (one-hot), several (multi-hot) or none."""
+        values = flat.double()
+        binary = ((values == 0) | (values == 1)).all(1)
+        ones = (values == 1).sum(1)
+        p = self.patterns
+        p["rows"] += flat.shape[0]
+        p["binary"] += int(binary.sum())
+        p["zeros"] += int((binary & (ones == 0)).sum())
+
+        def row(r):
+            return {"row": [number(v) for v in values[r, :ROW_SHOWN].tolist()]}
+
+        self.examples["one_hot"].add_each(batch, indices, (binary & (ones == 1)).nonzero().flatten().tolist(), row)
+        self.examples["multi_hot"].add_each(batch, indices, (binary & (ones > 1)).nonzero().flatten().tolist(), row)
+
+    def to_json(self):
+        hist = [] if self.hist is None else self.hist.tolist()
+        while hist and hist[-1] == 0:
+            hist.pop()
+        kept = {kind: examples.to_json() for kind, examples in self.examples.items()}
+        lengths = dict(self.lengths, too_long=kept.pop("too_long"), empty=kept.pop("empty"))
+        patterns = dict(self.patterns, one_hot=kept.pop("one_hot"), multi_hot=kept.pop("multi_hot"))
+        return dict(
+            kept,
+            name=self.name,
+            role=self.role,
+            dtype=self.dtype,
+            sample_shape=self.sample_shape,
+            varying_shape=self.varying_shape,
+            samples=self.samples,
+            hist=hist,
+            outside=dict(self.outside_summary, distinct=sorted(self.outside.items())),
+            ignored=self.ignored,
+            whole_floats=self.whole_floats,
+            finite_floats=self.finite_floats,
+            float_min=self.float_min,
+            float_max=self.float_max,
+            lengths=lengths,
+            patterns=patterns,
+        )
+
+
+class Gatherer:
+    """Splits each batch into its fields and gathers their facts, plus the batch
+    structure: the sizes of the batches and where inputs and labels disagree."""
+
+    def __init__(self, args, plan, unbatched):
         self.args = args
-        self.findings = collections.OrderedDict()
-        self.label_min = None
-        self.label_max = None
-        self.label_dtype = None
-        self.label_name = None
-        self.class_counts = None
-        # Labels outside the class histogram (negative ids, the ignore index): value -> count.
-        self.other_counts = collections.Counter()
+        self.plan = plan
+        self.unbatched = unbatched
+        self.fields = collections.OrderedDict()
         self.samples = 0
-        self.batch_sizes = []
+        self.batch_count = 0
+        self.first_size = None
+        self.last_size = None
+        self.mismatches = {"count": 0, "first": []}
 
-    def finding(self, cause, check, severity, message) -> Finding:
-        key = (cause, check)
-        if key not in self.findings:
-            self.findings[key] = Finding(cause, check, severity, message)
-        return self.findings[key]
-
-    # Which tensor is which ------------------------------------------------------
+    def field(self, name, role) -> FieldFacts:
+        if name not in self.fields:
+            self.fields[name] = FieldFacts(name, role, Bounds(self.plan.get(role)))
+        return self.fields[name]
 
     def split(self, batch):
-        """(inputs, label): inputs is a list of (name, tensor), label a (name, tensor) or None."""
+        """(inputs, label): inputs is a list of (name, tensor), label a (name, value) or None."""
         import torch
 
         args = self.args
@@ -262,233 +536,89 @@ class Scanner:
             return [("batch", batch)], None
         raise ScanError(f"a batch is a {type(batch).__name__}; scan understands tensors, tuples/lists and dicts of tensors")
 
-    # One batch ------------------------------------------------------------------
-
-    def check(self, batch_no: int, batch, indices):
+    def add(self, batch_no, batch, indices):
         import torch
 
         inputs, label = self.split(batch)
-        size = None
-        if inputs and inputs[0][1].dim() > 0:
-            size = inputs[0][1].shape[0]
-        elif label is not None and torch.is_tensor(label[1]) and label[1].dim() > 0:
-            size = label[1].shape[0]
-        if size is not None:
-            self.batch_sizes.append(int(size))
-            self.samples += int(size)
-        if indices is None:
-            start = self.samples - (size or 0)
-            indices = list(range(start, start + (size or 0)))
-        for name, t in inputs + ([label] if label is not None and torch.is_tensor(label[1]) else []):
-            self.check_tensor(batch_no, name, t, indices)
-        if label is not None:
-            self.check_label(batch_no, label, inputs, indices)
-        if self.args.vocab_size is not None or self.args.max_positions is not None:
-            self.check_tokens(batch_no, inputs, indices)
-
-    def check_tensor(self, batch_no, name, t, indices):
-        import torch
-
-        if t.numel() == 0:
-            f = self.finding("empty-tensor", f"empty:{name}", "error", f"{name} is empty (shape {list(t.shape)})")
-            f.add(batch_no, indices[:1], [list(t.shape)])
+        if self.unbatched:
+            # Without automatic batching each "batch" is one sample: give it a batch dimension.
+            inputs = [(n, t.unsqueeze(0)) for n, t in inputs]
+            if label is not None:
+                label = (label[0], label[1].unsqueeze(0) if torch.is_tensor(label[1]) else [label[1]])
+        else:
+            inputs = [(n, t.unsqueeze(0) if t.dim() == 0 else t) for n, t in inputs]
+            if label is not None and torch.is_tensor(label[1]) and label[1].dim() == 0:
+                label = (label[0], label[1].unsqueeze(0))
+        first = inputs[0] if inputs else None
+        # The samples of the batch: as many as the sampler handed out, else as the first field has.
+        if indices is not None:
+            size = len(indices)
+        else:
+            size = sample_count(first[1]) if first is not None else (sample_count(label[1]) if label is not None else 0)
+            indices = list(range(self.samples, self.samples + size))
+        self.samples += size
+        self.batch_count += 1
+        if self.first_size is None:
+            self.first_size = size
+        self.last_size = size
+        tokens = self.token_field(inputs)
+        for name, t in inputs:
+            if sample_count(t) != size:
+                continue  # another batch dimension: its rows are not these samples
+            self.field(name, "tokens" if name == tokens else "inputs").add(batch_no, t, indices)
+        if label is None:
             return
-        if t.is_floating_point() or t.is_complex():
-            finite = torch.isfinite(t)
-            if not bool(finite.all()):
-                bad = per_sample(~finite, len(indices))
-                f = self.finding("nan-inf", f"nan:{name}", "error", f"{name} holds NaN or infinite values")
-                rows = bad.nonzero().flatten().tolist()
-                f.add(batch_no, [indices[i] for i in rows], [describe_bad(t, i, ~finite) for i in rows])
-
-    def check_label(self, batch_no, label, inputs, indices):
-        import torch
-
-        args = self.args
         name, y = label
-        if not torch.is_tensor(y):
-            f = self.finding("target-dtype", "label-type", "error", f"{name} is a {type(y).__name__}, not a tensor")
-            f.add(batch_no, indices[:1], [repr(y)[:40]])
-            return
-        self.label_name = name
-        self.label_dtype = str(y.dtype)
-        task = args.task
-        if inputs and inputs[0][1].dim() > 0 and y.dim() > 0 and inputs[0][1].shape[0] != y.shape[0]:
-            x_name, x = inputs[0]
-            f = self.finding(
-                "batch-size-mismatch",
-                "batch-size",
-                "error",
-                f"{x_name} has {x.shape[0]} samples but {name} has {y.shape[0]}",
+        if first is not None and sample_count(y) != sample_count(first[1]):
+            self.mismatch(batch_no, first, label, indices)
+        if sample_count(y) == size:
+            self.field(name, "labels").add(batch_no, y, indices)
+
+    def token_field(self, inputs):
+        """The input holding token ids (the first integer one) when a vocabulary size is given."""
+        if "tokens" not in self.plan:
+            return None
+        return next((n for n, t in inputs if not t.is_floating_point() and not t.is_complex() and str(t.dtype) != "torch.bool"), None)
+
+    def mismatch(self, batch_no, first, label, indices):
+        self.mismatches["count"] += 1
+        if len(self.mismatches["first"]) < KEEP:
+            self.mismatches["first"].append(
+                {
+                    "batch": batch_no,
+                    "index": indices[0] if indices else None,
+                    "input": first[0],
+                    "input_samples": sample_count(first[1]),
+                    "label": label[0],
+                    "label_samples": sample_count(label[1]),
+                }
             )
-            f.values.update({"input_batch": int(x.shape[0]), "target_batch": int(y.shape[0])})
-            f.add(batch_no, indices[:1], [f"{list(x.shape)} vs {list(y.shape)}"])
-        if task in ("binary", "multilabel"):
-            self.check_binary(batch_no, name, y, indices)
-            return
-        if task == "tokens":
-            return
-        if y.is_floating_point():
-            whole = bool((y == y.round()).all()) if bool(torch.isfinite(y).all()) else False
-            what = "whole-number class ids" if whole else "values that are not class ids"
-            f = self.finding("target-dtype", "label-float", "error", f"{name} is {y.dtype} holding {what}; class targets must be torch.int64 (.long())")
-            f.add(batch_no, indices[:1], [str(y.dtype)])
-            if not whole:
-                return
-            y = y[torch.isfinite(y)].long()
-        elif y.dtype == torch.bool or y.dtype not in (torch.int64,):
-            if y.dtype in (torch.int8, torch.int16, torch.int32, torch.uint8, torch.bool):
-                f = self.finding("target-dtype", "label-int", "error", f"{name} is {y.dtype}; cross_entropy/nll_loss need torch.int64 (.long())")
-                f.add(batch_no, indices[:1], [str(y.dtype)])
-            y = y.long()
-        if task == "classification" and y.dim() == 2:
-            if y.shape[1] == 1:
-                f = self.finding("target-shape", "label-n1", "error", f"{name} has shape [B, 1]. {kb.hint('target-n-by-1')}")
-                f.add(batch_no, indices[:1], [list(y.shape)])
-            elif bool(((y == 0) | (y == 1)).all()):
-                hot = (y == 1).sum(1)
-                kind = "one-hot" if bool((hot == 1).all()) else "multi-hot"
-                fix = kb.hint("target-one-hot") if kind == "one-hot" else kb.hint("multi-hot-rows") + " Scan them with --task multilabel."
-                f = self.finding("target-shape", "label-onehot", "error", f"{name} rows are {kind} vectors of width {y.shape[1]}, not class indices. {fix}")
-                f.add(batch_no, indices[:1], [list(y.shape)])
-                return
-        self.check_range(batch_no, name, y, indices)
 
-    def check_range(self, batch_no, name, y, indices):
-        import torch
-
-        args = self.args
-        if y.numel() == 0:
-            return
-        ignore = args.ignore_index if args.ignore_index is not None else CE_IGNORE_INDEX
-        valid = y != ignore
-        lo = int(y[valid].min()) if bool(valid.any()) else None
-        hi = int(y[valid].max()) if bool(valid.any()) else None
-        if lo is not None:
-            self.label_min = lo if self.label_min is None else min(self.label_min, lo)
-            self.label_max = hi if self.label_max is None else max(self.label_max, hi)
-        bound = args.num_classes
-        counted = y[valid & (y >= 0)]
-        if counted.numel():
-            counts = torch.bincount(counted.flatten(), minlength=bound or 0)
-            if counts.numel() <= 100000:
-                self.add_counts(counts)
-        others = y[~valid | (y < 0)]
-        if others.numel():
-            values, counts = torch.unique(others, return_counts=True)
-            self.other_counts.update(dict(zip(values.tolist(), counts.tolist())))
-        negative = valid & (y < 0)
-        if bool(negative.any()):
-            bad = per_sample(negative, len(indices))
-            f = self.finding("target-out-of-range", "label-negative", "error", f"{name} holds negative class ids (ignore_index is {ignore})")
-            rows = bad.nonzero().flatten().tolist()
-            f.add(batch_no, [indices[i] for i in rows], [first_value(y, i, negative) for i in rows])
-        if bound is not None:
-            over = valid & (y >= bound)
-            if bool(over.any()):
-                bad = per_sample(over, len(indices))
-                f = self.finding("target-out-of-range", "label-range", "error", f"{name} holds class ids >= num_classes {bound}")
-                f.values["bound"] = bound
-                rows = bad.nonzero().flatten().tolist()
-                f.add(batch_no, [indices[i] for i in rows], [first_value(y, i, over) for i in rows])
-
-    def check_binary(self, batch_no, name, y, indices):
-        yf = y.float()
-        outside = (yf < 0) | (yf > 1)
-        if bool(outside.any()):
-            bad = per_sample(outside, len(indices))
-            f = self.finding("bce-input-range", "label-binary", "error", f"{name} holds targets outside [0, 1]")
-            rows = bad.nonzero().flatten().tolist()
-            f.add(batch_no, [indices[i] for i in rows], [first_value(yf, i, outside) for i in rows])
-        if self.args.task == "multilabel" and self.args.num_classes is not None and y.dim() == 2 and y.shape[1] != self.args.num_classes:
-            f = self.finding("target-shape", "label-width", "error", f"{name} has {y.shape[1]} columns but num_classes is {self.args.num_classes}")
-            f.add(batch_no, indices[:1], [list(y.shape)])
-
-    def check_tokens(self, batch_no, inputs, indices):
-        import torch
-
-        args = self.args
-        ids = next(((n, t) for n, t in inputs if not t.is_floating_point() and t.dtype != torch.bool), None)
-        if ids is None:
-            return
-        name, t = ids
-        if args.vocab_size is not None and t.numel():
-            bad = (t < 0) | (t >= args.vocab_size)
-            if bool(bad.any()):
-                rows = per_sample(bad, len(indices)).nonzero().flatten().tolist()
-                f = self.finding("embedding-index-out-of-range", "token-range", "error", f"{name} holds token ids outside 0..{args.vocab_size - 1} (vocab size {args.vocab_size})")
-                f.values["bound"] = args.vocab_size
-                f.add(batch_no, [indices[i] for i in rows], [first_value(t, i, bad) for i in rows])
-        if args.max_positions is not None and t.dim() >= 2 and t.shape[-1] > args.max_positions:
-            f = self.finding("index-out-of-bounds", "token-length", "error", f"{name} has sequences of length {t.shape[-1]} > max positions {args.max_positions}")
-            f.values["bound"] = args.max_positions
-            f.add(batch_no, indices[: t.shape[0]], [int(t.shape[-1])] * min(len(indices), t.shape[0]))
-
-    def add_counts(self, counts):
-        counts = counts.tolist()
-        if self.class_counts is None:
-            self.class_counts = counts
-            return
-        if len(counts) > len(self.class_counts):
-            self.class_counts.extend([0] * (len(counts) - len(self.class_counts)))
-        for i, c in enumerate(counts):
-            self.class_counts[i] += c
-
-    def finish(self, model_has_batchnorm):
-        """Checks that need the whole pass: the size of the last batch."""
-        if len(self.batch_sizes) >= 2 and self.batch_sizes[-1] == 1:
-            severity = "error" if model_has_batchnorm else "warning"
-            why = "the model uses BatchNorm" if model_has_batchnorm else "BatchNorm in training mode fails on it"
-            f = self.finding(
-                "batchnorm-single-sample",
-                "last-batch",
-                severity,
-                f"the last batch has 1 sample ({self.samples} samples, batch size {self.batch_sizes[0]}); {why}: pass drop_last=True",
-            )
-            f.add(len(self.batch_sizes) - 1, [], [])
-            f.count = 1
+    def to_json(self, model_has_batchnorm):
+        return {
+            "batches": {
+                "count": self.batch_count,
+                "samples": self.samples,
+                "first_size": self.first_size,
+                "last_size": self.last_size,
+                "model_has_batchnorm": model_has_batchnorm,
+                "size_mismatches": self.mismatches,
+            },
+            "fields": [f.to_json() for f in self.fields.values()],
+        }
 
 
-def per_sample(mask, batch):
-    """A [batch] boolean tensor: which samples have any True in ``mask``."""
-    if mask.dim() == 0:
-        return mask.reshape(1)
-    if mask.shape[0] != batch:
-        return mask.reshape(-1).any().reshape(1)
-    return mask.reshape(batch, -1).any(1)
-
-
-def first_value(t, row, mask):
-    """The first offending value of sample ``row``, as a JSON number."""
-    if t.dim() == 0:
-        return number(t.item())
-    sample, sample_mask = t[row], mask[row]
-    value = sample[sample_mask].flatten()[0] if sample.dim() else sample
-    return number(value.item())
-
-
-def describe_bad(t, row, mask):
-    sample = t[row] if t.dim() else t
-    m = mask[row] if mask.dim() else mask
-    n = int(m.sum()) if m.dim() else 1
-    value = sample[m].flatten()[0].item() if m.dim() else sample.item()
-    return f"{n} non-finite (first {number(value)})"
-
-
-def number(v):
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        if v.is_integer():
-            return int(v)
-    return v
+def sample_count(value):
+    shape = getattr(value, "shape", None)
+    if shape is not None:
+        return int(shape[0]) if len(shape) else 1
+    return len(value) if isinstance(value, (list, tuple)) else 1
 
 
 def model_has_batchnorm(spec):
+    """Whether the model named by ``--model`` has a BatchNorm layer; None without one."""
     if spec is None:
-        return False
+        return None
     import torch
 
     model = load_target(spec)
@@ -497,6 +627,14 @@ def model_has_batchnorm(spec):
     if not isinstance(model, torch.nn.Module):
         raise ScanError(f"{spec} is a {type(model).__name__}, not an nn.Module")
     return any(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in model.modules())
+
+
+def dataset_indices(indices):
+    """The recorded indices as ints, or None when the sampler yields something else."""
+    try:
+        return [operator.index(i) if not hasattr(i, "item") else int(i.item()) for i in indices]
+    except (TypeError, ValueError):
+        return None
 
 
 # --------------------------------------------------------------------------- progress
@@ -561,7 +699,7 @@ def scan(args) -> dict:
     import torch  # noqa: F401  (fail early, with the right message, without torch)
     from torch.utils.data import DataLoader
 
-    result = {"version": _contract.SCAN_RESULT_VERSION, "target": args.target, "findings": [], "error": None}
+    result = {"version": _contract.SCAN_RESULT_VERSION, "target": args.target, "error": None}
     obj = resolve(load_target(args.target), args.target)
     if isinstance(obj, DataLoader):
         loader = obj
@@ -572,6 +710,7 @@ def scan(args) -> dict:
     has_bn = model_has_batchnorm(args.model)
     queue = collections.deque()
     batch_size = loader.batch_size
+    unbatched = loader.batch_size is None and loader.batch_sampler is None
     loader, recorded = recording_loader(loader, queue)
     result.update(
         {
@@ -586,7 +725,7 @@ def scan(args) -> dict:
         total = None
     if args.max_batches is not None and total is not None:
         total = min(total, args.max_batches)
-    scanner = Scanner(args)
+    gatherer = Gatherer(args, args.plan, unbatched)
     progress = Progress(total, not args.no_progress)
     done = 0
     iterator = iter(loader)
@@ -604,33 +743,15 @@ def scan(args) -> dict:
                 "kind": "iterate",
                 "message": f"{args.target}: loading {where} raised {type(e).__name__}: {one_line(e)}",
                 "batch": done,
-                "indices": indices,
                 "traceback": traceback.format_exc(),
             }
             break
-        indices = queue.popleft() if recorded else None
-        scanner.check(done, batch, indices)
+        indices = dataset_indices(queue.popleft()) if recorded else None
+        gatherer.add(done, batch, indices)
         done += 1
-        progress.update(done, scanner.samples)
-    progress.close(done, scanner.samples)
-    if result["error"] is None:
-        scanner.finish(has_bn)
-    result.update(
-        {
-            "batches": done,
-            "samples": scanner.samples,
-            "label": {
-                "name": scanner.label_name,
-                "dtype": scanner.label_dtype,
-                "min": scanner.label_min,
-                "max": scanner.label_max,
-                "class_counts": scanner.class_counts,
-                "other_counts": sorted(scanner.other_counts.items()),
-                "ignore_index": args.ignore_index if args.ignore_index is not None else CE_IGNORE_INDEX,
-            },
-            "findings": [f.to_json() for f in scanner.findings.values()],
-        }
-    )
+        progress.update(done, gatherer.samples)
+    progress.close(done, gatherer.samples)
+    result.update(gatherer.to_json(has_bn))
     return result
 
 
@@ -647,12 +768,8 @@ def one_line(e) -> str:
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(prog="python -m assertscope.scan", description=__doc__.splitlines()[0])
     ap.add_argument("target", help="path/to/file.py:name or package.module:name")
-    ap.add_argument("--out", required=True, help="where to write the findings (JSON)")
-    ap.add_argument("--num-classes", type=int)
-    ap.add_argument("--vocab-size", type=int)
-    ap.add_argument("--max-positions", type=int)
-    ap.add_argument("--ignore-index", type=int)
-    ap.add_argument("--task", choices=["classification", "binary", "multilabel", "segmentation", "tokens"])
+    ap.add_argument("--out", required=True, help="where to write the facts (JSON)")
+    ap.add_argument("--plan", type=json.loads, default={}, help="per role (labels, tokens, inputs), the bounds (JSON)")
     ap.add_argument("--label-key", help="dict key or tuple position of the labels")
     ap.add_argument("--input-key", help="dict key or tuple position of the inputs")
     ap.add_argument("--batch-size", type=int, default=64, help="for a Dataset target")
@@ -660,10 +777,7 @@ def parse_args(argv=None):
     ap.add_argument("--max-batches", type=int)
     ap.add_argument("--model", help="module:name of the model (or a function returning it), to know if it uses BatchNorm")
     ap.add_argument("--no-progress", action="store_true")
-    args = ap.parse_args(argv)
-    if args.task is None:
-        args.task = "tokens" if args.vocab_size is not None and args.num_classes is None else "classification"
-    return args
+    return ap.parse_args(argv)
 
 
 def main(argv=None) -> int:
@@ -671,19 +785,17 @@ def main(argv=None) -> int:
     try:
         result = scan(args)
     except ScanError as e:
-        result = {"version": _contract.SCAN_RESULT_VERSION, "target": args.target, "findings": [], "error": {"kind": "load", "message": str(e)}}
+        result = {"version": _contract.SCAN_RESULT_VERSION, "target": args.target, "error": {"kind": "load", "message": str(e)}}
     except ImportError as e:
         result = {
             "version": _contract.SCAN_RESULT_VERSION,
             "target": args.target,
-            "findings": [],
             "error": {"kind": "load", "message": f"{args.target}: import failed: {one_line(e)}", "traceback": traceback.format_exc()},
         }
     except Exception as e:
         result = {
             "version": _contract.SCAN_RESULT_VERSION,
             "target": args.target,
-            "findings": [],
             "error": {
                 "kind": "load",
                 "message": f"{args.target}: loading it raised {type(e).__name__}: {one_line(e)}",

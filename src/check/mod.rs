@@ -4,7 +4,9 @@
 //!
 //! Pipeline: [`input`] resolves paths, globs and directories; [`read`] plans each file
 //! into units that threads read into [`stats::Stats`] (merged in order); [`checks`] turns
-//! the merged stats into findings; [`report`] and [`render`] print them.
+//! the merged stats into findings; [`report`] and [`render`] print them. `scan` reads the
+//! fields of a DataLoader's batches into the same stats ([`scan_facts`]), so the same
+//! checks judge them.
 
 pub mod checks;
 pub mod histogram;
@@ -12,6 +14,7 @@ pub mod input;
 pub mod read;
 pub mod render;
 pub mod report;
+pub mod scan_facts;
 pub mod stats;
 
 use anyhow::Context as _;
@@ -106,6 +109,24 @@ pub struct FeatureRows {
     pub rows: u64,
 }
 
+/// Where the values were read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// Data at rest (`check`): the dataset code may still convert them.
+    Files,
+    /// The batches a DataLoader yields (`scan`): what reaches the loss as it is.
+    Batches,
+}
+
+/// What a column or field holds, which decides the checks that apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Labels, targets or token ids: every check.
+    Targets,
+    /// Model inputs (features, pixels): only emptiness and NaN/inf can be judged.
+    Inputs,
+}
+
 /// Everything a check run learned.
 pub struct Inspection {
     pub files: Vec<InputFile>,
@@ -115,6 +136,10 @@ pub struct Inspection {
     pub bounds: Bounds,
     pub stats: Stats,
     pub features: Option<FeatureRows>,
+    pub source: Source,
+    pub role: Role,
+    /// The batch structure `scan` saw (sizes, BatchNorm); carried by one field only.
+    pub batches: Option<scan_facts::BatchFacts>,
     pub findings: Vec<checks::Finding>,
 }
 
@@ -157,7 +182,35 @@ pub fn inspect(opts: &CheckOptions) -> anyhow::Result<Inspection> {
     } else {
         Task::Classification
     });
-    let bound = bound(opts, task, &column);
+    let (bound, bounds) = bounds(opts, task, &column);
+    let ctx = ReadCtx { bounds: &bounds, opts: &read_opts };
+    let stats = read_all(&plans, &ctx)?;
+    let features = match &opts.features {
+        Some(path) => Some(count_features(path, opts)?),
+        None => None,
+    };
+    let mut inspection = Inspection {
+        files,
+        column,
+        task,
+        bound,
+        bounds,
+        stats,
+        features,
+        source: Source::Files,
+        role: Role::Targets,
+        batches: None,
+        findings: Vec::new(),
+    };
+    inspection.findings = checks::run(&inspection, opts);
+    Ok(inspection)
+}
+
+/// The bound findings name (`num_classes 10`) and the bounds a reader sorts values by,
+/// fixed before any value is read: the same for a file (`check`) and a field of the
+/// batches (`scan`).
+pub fn bounds(opts: &CheckOptions, task: Task, column: &ColumnInfo) -> (Option<Bound>, Bounds) {
+    let bound = bound(opts, task, column);
     let value_bound = match (task, column.layout) {
         // 0/1 targets: anything from 2 up is out of range, like a class id past C.
         (Task::Binary, _) | (Task::Multilabel, Layout::Rows(Some(_))) => Some(2),
@@ -169,16 +222,7 @@ pub fn inspect(opts: &CheckOptions) -> anyhow::Result<Inspection> {
         max_positions: opts.max_positions,
         row_patterns: matches!(task, Task::Classification | Task::Binary | Task::Multilabel),
     };
-    let ctx = ReadCtx { bounds: &bounds, opts: &read_opts };
-    let stats = read_all(&plans, &ctx)?;
-    let features = match &opts.features {
-        Some(path) => Some(count_features(path, opts)?),
-        None => None,
-    };
-    let mut outcome =
-        Inspection { files, column, task, bound, bounds, stats, features, findings: Vec::new() };
-    outcome.findings = checks::run(&outcome, opts);
-    Ok(outcome)
+    (bound, bounds)
 }
 
 fn bound(opts: &CheckOptions, task: Task, column: &ColumnInfo) -> Option<Bound> {

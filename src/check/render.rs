@@ -15,44 +15,44 @@ use std::fmt::Write as _;
 /// Offending values shown per finding.
 const SHOWN: usize = 5;
 
-pub fn human(outcome: &Inspection, p: &Palette) -> String {
+pub fn human(inspection: &Inspection, p: &Palette) -> String {
     let mut out = String::new();
-    let s = &outcome.stats;
-    let files = &outcome.files;
-    let what = if files.len() == 1 { file_name(outcome, 0) } else { format!("{} files", files.len()) };
-    let column = outcome.column.name.as_deref().map(|n| format!(", column `{n}`")).unwrap_or_default();
-    let rows = match outcome.column.layout {
+    let s = &inspection.stats;
+    let files = &inspection.files;
+    let what = if files.len() == 1 { file_name(inspection, 0) } else { format!("{} files", files.len()) };
+    let column = inspection.column.name.as_deref().map(|n| format!(", column `{n}`")).unwrap_or_default();
+    let rows = match inspection.column.layout {
         Layout::Image => format!("{} masks, {} pixels", thousands(s.rows()), thousands(s.value_count())),
         Layout::Rows(_) => format!("{} rows, {} values", thousands(s.rows()), thousands(s.value_count())),
         Layout::Scalar => format!("{} rows", thousands(s.rows())),
     };
-    let _ = writeln!(out, "{}{what}{}: {rows}{column} ({})", p.bold, p.reset, outcome.dtype());
+    let _ = writeln!(out, "{}{what}{}: {rows}{column} ({})", p.bold, p.reset, inspection.dtype());
     let mut facts = Vec::new();
     if let Some((min, max)) = s.int_range() {
         facts.push(format!("min {min}, max {max}"));
     }
-    if let Some(b) = &outcome.bound {
+    if let Some(b) = &inspection.bound {
         facts.push(format!("{} {}", b.name, b.value));
     }
-    if let Some(i) = outcome.bounds.ignore {
+    if let Some(i) = inspection.bounds.ignore {
         facts.push(format!("ignore index {i}"));
     }
     if s.lengths.rows > 0 && s.lengths.max > 0 {
         facts.push(format!("row length {}..={}", s.lengths.min, s.lengths.max));
     }
-    facts.push(format!("task {}", outcome.task.name()));
+    facts.push(format!("task {}", inspection.task.name()));
     let _ = writeln!(out, "  {}", facts.join("; "));
     if s.int_count() > 0 {
-        let bars = histogram::bars(s, outcome.bound.as_ref().map(|b| b.value), outcome.bounds.ignore);
+        let bars = histogram::bars(s, inspection.bound.as_ref().map(|b| b.value), inspection.bounds.ignore);
         out.push('\n');
         out.push_str(&histogram::draw(&bars, p));
     }
-    for f in &outcome.findings {
+    for f in &inspection.findings {
         out.push('\n');
-        out.push_str(&text::render_one(&diagnostic(outcome, f), p.enabled()));
+        out.push_str(&text::render_one(&diagnostic(inspection, f), p.enabled()));
     }
-    let errors = outcome.findings.iter().filter(|f| f.severity == Severity::Error).count();
-    let warnings = outcome.findings.iter().filter(|f| f.severity == Severity::Warning).count();
+    let errors = inspection.findings.iter().filter(|f| f.severity == Severity::Error).count();
+    let warnings = inspection.findings.iter().filter(|f| f.severity == Severity::Warning).count();
     out.push('\n');
     if errors == 0 {
         let _ = writeln!(
@@ -86,23 +86,23 @@ pub fn human(outcome: &Inspection, p: &Palette) -> String {
 
 /// One finding: where the first offending value sits, the first few values, and for an
 /// error the fix's first sentence.
-fn diagnostic(outcome: &Inspection, f: &Finding) -> Diagnostic {
+fn diagnostic(inspection: &Inspection, f: &Finding) -> Diagnostic {
     let mut d = Diagnostic::new(f.severity, Some(f.cause), f.message.as_str());
     if f.severity == Severity::Note {
         return d;
     }
     if let Some(first) = f.examples.first() {
-        let file = outcome.files.get(first.file as usize);
-        let line = text_line(outcome, first);
+        let file = inspection.files.get(first.file as usize);
+        let line = text_line(inspection, first);
         let source = file.zip(line).and_then(|(file, line)| read_line(&file.path, line));
-        let span = Span::at(file_name(outcome, first.file), line);
+        let span = Span::at(file_name(inspection, first.file), line);
         d = d.span(match source {
-            Some(text) => span.source(Some(text)).label(place_and_value(outcome, first)),
-            None => span.label(describe(outcome, first)),
+            Some(text) => span.source(Some(text)).label(place_and_value(inspection, first)),
+            None => span.label(describe(inspection, first)),
         });
     }
     for e in f.examples.iter().take(SHOWN).skip(1) {
-        d = d.note("", describe(outcome, e));
+        d = d.note("", describe(inspection, e));
     }
     let total = f.values.get("bad_count").and_then(|v| v.as_u64()).unwrap_or(0);
     let shown = f.examples.len().min(SHOWN) as u64;

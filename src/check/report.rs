@@ -8,22 +8,22 @@ use super::Inspection;
 use crate::report::{Confidence, Diagnosis, Evidence, Location, Report, Secondary};
 use serde_json::{json, Map, Value};
 
-pub fn build(outcome: &Inspection) -> Report {
+pub fn build(inspection: &Inspection) -> Report {
     let mut report = Report::default();
-    for f in &outcome.findings {
+    for f in &inspection.findings {
         match f.severity {
-            Severity::Error => report.diagnoses.push(diagnosis(outcome, f)),
+            Severity::Error => report.diagnoses.push(diagnosis(inspection, f)),
             _ => report.secondary.push(Secondary { cause: f.cause.to_string(), text: f.message.clone() }),
         }
     }
     if report.diagnoses.is_empty() {
-        report.diagnoses.push(clean(outcome));
+        report.diagnoses.push(clean(inspection));
     }
     report
 }
 
-fn diagnosis(outcome: &Inspection, f: &Finding) -> Diagnosis {
-    let mut values = summary(outcome);
+fn diagnosis(inspection: &Inspection, f: &Finding) -> Diagnosis {
+    let mut values = summary(inspection);
     values.extend(f.values.clone());
     if !f.examples.is_empty() {
         values.insert("first_rows".into(), json!(f.examples.iter().map(|e| e.at.row).collect::<Vec<_>>()));
@@ -31,16 +31,21 @@ fn diagnosis(outcome: &Inspection, f: &Finding) -> Diagnosis {
     let mut evidence = vec![Evidence { kind: "finding".into(), text: f.message.clone(), source_line: None }];
     evidence.extend(f.examples.iter().map(|e| Evidence {
         kind: "value".into(),
-        text: describe(outcome, e),
+        text: describe(inspection, e),
         source_line: e.at.line,
     }));
     let location = f
         .examples
         .first()
-        .map(|e| Location { file: file_name(outcome, e.file), line: e.at.line, function: None, code: None })
+        .map(|e| Location {
+            file: file_name(inspection, e.file),
+            line: e.at.line,
+            function: None,
+            code: None,
+        })
         .or_else(|| {
-            (outcome.files.len() == 1).then(|| Location {
-                file: file_name(outcome, 0),
+            (inspection.files.len() == 1).then(|| Location {
+                file: file_name(inspection, 0),
                 line: None,
                 function: None,
                 code: None,
@@ -54,9 +59,9 @@ fn diagnosis(outcome: &Inspection, f: &Finding) -> Diagnosis {
 }
 
 /// The `none` diagnosis of clean data, carrying the summary and the class counts.
-fn clean(outcome: &Inspection) -> Diagnosis {
-    let mut values = summary(outcome);
-    let counts = class_counts(&outcome.stats);
+fn clean(inspection: &Inspection) -> Diagnosis {
+    let mut values = summary(inspection);
+    let counts = class_counts(&inspection.stats);
     if !counts.is_empty() {
         values.insert("class_counts".into(), Value::Object(counts));
     }
@@ -90,21 +95,21 @@ pub fn from_kb(
 }
 
 /// Rows, files, min, max and the bound: the numbers every diagnosis carries.
-fn summary(outcome: &Inspection) -> Map<String, Value> {
-    let s = &outcome.stats;
+fn summary(inspection: &Inspection) -> Map<String, Value> {
+    let s = &inspection.stats;
     let mut m = Map::new();
     m.insert("rows".into(), json!(s.rows()));
     m.insert("values".into(), json!(s.value_count()));
-    m.insert("files".into(), json!(outcome.files.len()));
+    m.insert("files".into(), json!(inspection.files.len()));
     if let Some((min, max)) = s.int_range() {
         m.insert("min".into(), json!(min));
         m.insert("max".into(), json!(max));
     }
-    if let Some(b) = &outcome.bound {
+    if let Some(b) = &inspection.bound {
         m.insert("bound".into(), json!(b.value));
     }
-    m.insert("task".into(), json!(outcome.task.name()));
-    m.insert("dtype".into(), json!(outcome.dtype()));
+    m.insert("task".into(), json!(inspection.task.name()));
+    m.insert("dtype".into(), json!(inspection.dtype()));
     m
 }
 
@@ -120,31 +125,31 @@ fn class_counts(s: &Stats) -> Map<String, Value> {
     m
 }
 
-pub fn file_name(outcome: &Inspection, file: u32) -> String {
-    outcome.files.get(file as usize).map(|f| f.display()).unwrap_or_default()
+pub fn file_name(inspection: &Inspection, file: u32) -> String {
+    inspection.files.get(file as usize).map(|f| f.display()).unwrap_or_default()
 }
 
 /// "labels.csv:19: row 17: 10", "masks/a.png: pixel (x 3, y 4): 21", "y.npy: row 5, column 2: 1".
-pub fn describe(outcome: &Inspection, e: &Example) -> String {
-    let file = file_name(outcome, e.file);
-    match text_line(outcome, e) {
-        Some(line) => format!("{file}:{line}: {}", place_and_value(outcome, e)),
-        None => format!("{file}: {}", place_and_value(outcome, e)),
+pub fn describe(inspection: &Inspection, e: &Example) -> String {
+    let file = file_name(inspection, e.file);
+    match text_line(inspection, e) {
+        Some(line) => format!("{file}:{line}: {}", place_and_value(inspection, e)),
+        None => format!("{file}: {}", place_and_value(inspection, e)),
     }
 }
 
 /// The line of a text file the example sits on (none for images and binary formats).
-pub fn text_line(outcome: &Inspection, e: &Example) -> Option<u64> {
-    match outcome.column.layout {
+pub fn text_line(inspection: &Inspection, e: &Example) -> Option<u64> {
+    match inspection.column.layout {
         super::read::Layout::Image => None,
         _ => e.at.line,
     }
 }
 
 /// "row 17: 10", "pixel (x 3, y 4): 21", "row 5, position 2: 1".
-pub fn place_and_value(outcome: &Inspection, e: &Example) -> String {
+pub fn place_and_value(inspection: &Inspection, e: &Example) -> String {
     let at = &e.at;
-    let place = match (outcome.column.layout, at.pos) {
+    let place = match (inspection.column.layout, at.pos) {
         (super::read::Layout::Image, Some(x)) => format!("pixel (x {x}, y {})", at.row),
         (super::read::Layout::Image, None) => "the image".to_string(),
         (_, Some(p)) => format!("row {}, position {p}", at.row),

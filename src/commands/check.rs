@@ -57,16 +57,16 @@ pub fn execute(args: CheckArgs) -> anyhow::Result<u8> {
         let _ = rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build_global();
     }
     let opts = options(&args)?;
-    let outcome = check::inspect(&opts)?;
+    let inspection = check::inspect(&opts)?;
     let mut stdout = std::io::stdout().lock();
     if args.json {
-        crate::render::json::write_report(&mut stdout, &check::report::build(&outcome))?;
+        crate::render::json::write_report(&mut stdout, &check::report::build(&inspection))?;
     } else {
         let palette = Palette::new(args.color.for_stdout());
-        stdout.write_all(check::render::human(&outcome, &palette).as_bytes())?;
+        stdout.write_all(check::render::human(&inspection, &palette).as_bytes())?;
     }
     stdout.flush()?;
-    Ok(if outcome.has_errors() { exit::PROBLEMS_FOUND } else { exit::OK })
+    Ok(if inspection.has_errors() { exit::PROBLEMS_FOUND } else { exit::OK })
 }
 
 fn options(args: &CheckArgs) -> anyhow::Result<CheckOptions> {

@@ -5,7 +5,8 @@
 use crate::pyembed::Materialized;
 use crate::render::style::{ColorChoice, Palette};
 use anyhow::Context;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::Command;
@@ -23,6 +24,118 @@ pub struct DoctorArgs {
     pub color: ColorChoice,
 }
 
+/// What `doctor --json` prints.
+#[derive(Debug, Serialize)]
+struct DoctorReport {
+    assertscope: &'static str,
+    os: String,
+    probe: Probe,
+    nvidia_smi: NvidiaSmi,
+}
+
+/// What `python -m assertscope._probe` prints (`python/assertscope/_probe.py`), or why
+/// there is nothing.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Probe {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    python: Option<PythonInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    torch: Option<TorchInfo>,
+    /// The debug variables, set or not.
+    #[serde(default)]
+    env: BTreeMap<String, Option<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    guard: Option<GuardInfo>,
+    /// What the probe printed on stderr (warnings at import).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stderr: Option<String>,
+}
+
+impl Probe {
+    fn failed(error: String) -> Probe {
+        Probe { error: Some(error), ..Probe::default() }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct PythonInfo {
+    executable: String,
+    version: String,
+    implementation: String,
+    platform: String,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct TorchInfo {
+    installed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    #[serde(default)]
+    version: Option<String>,
+    #[serde(default)]
+    file: Option<String>,
+    #[serde(default)]
+    cuda_build: Option<String>,
+    #[serde(default)]
+    hip_build: Option<String>,
+    #[serde(default)]
+    debug_build: bool,
+    #[serde(default)]
+    cudnn: Option<u64>,
+    #[serde(default)]
+    cuda_available: bool,
+    #[serde(default)]
+    devices: Vec<Device>,
+    #[serde(default)]
+    arch_list: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cuda_error: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Device {
+    index: u32,
+    name: String,
+    /// `major.minor`, e.g. `9.0`.
+    capability: String,
+    memory_gib: f64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct GuardInfo {
+    /// Whether `assertscope run`'s start-up hook ran in the probed process.
+    hook_ran: bool,
+    #[serde(default)]
+    package: Option<String>,
+    #[serde(default)]
+    version: Option<String>,
+    /// Whether the guard switched on; none when torch was not imported.
+    #[serde(default)]
+    guarded: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct NvidiaSmi {
+    found: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    gpus: Vec<SmiGpu>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct SmiGpu {
+    index: String,
+    name: String,
+    driver: String,
+    memory_total: String,
+    memory_used: String,
+}
+
 pub fn execute(args: DoctorArgs) -> anyhow::Result<u8> {
     let python = match &args.python {
         Some(p) => Some(p.clone()),
@@ -30,26 +143,26 @@ pub fn execute(args: DoctorArgs) -> anyhow::Result<u8> {
     };
     let probe = match &python {
         Some(py) => probe(py)?,
-        None => json!({"error": "no python3 or python on PATH"}),
+        None => Probe::failed("no python3 or python on PATH".to_string()),
     };
-    let report = json!({
-        "assertscope": env!("CARGO_PKG_VERSION"),
-        "os": format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
-        "probe": probe,
-        "nvidia_smi": nvidia_smi(),
-    });
+    let report = DoctorReport {
+        assertscope: env!("CARGO_PKG_VERSION"),
+        os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
+        probe,
+        nvidia_smi: nvidia_smi(),
+    };
     if args.json {
         writeln!(std::io::stdout().lock(), "{}", serde_json::to_string_pretty(&report)?)?;
     } else {
         write!(std::io::stdout().lock(), "{}", render(&report, &Palette::new(args.color.for_stdout())))?;
     }
-    let torch_ok = report["probe"]["torch"]["installed"].as_bool() == Some(true);
+    let torch_ok = report.probe.torch.as_ref().is_some_and(|t| t.installed);
     Ok(if torch_ok { crate::exit::OK } else { crate::exit::PROBLEMS_FOUND })
 }
 
 /// Runs the probe in the user's Python the way `assertscope run` would start it, so the
 /// answer to "can the guard be injected" is a real injection.
-fn probe(python: &PathBuf) -> anyhow::Result<Value> {
+fn probe(python: &PathBuf) -> anyhow::Result<Probe> {
     let package = Materialized::create()?;
     let reports = package.path().join("reports");
     std::fs::create_dir(&reports)?;
@@ -63,151 +176,169 @@ fn probe(python: &PathBuf) -> anyhow::Result<Value> {
         .with_context(|| format!("running {}", python.display()))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        return Ok(json!({"error": format!("{} failed: {}", python.display(), err.trim())}));
+        return Ok(Probe::failed(format!("{} failed: {}", python.display(), err.trim())));
     }
-    let mut value: Value = serde_json::from_slice(&out.stdout).with_context(|| {
-        format!("{} printed no probe result: {}", python.display(), String::from_utf8_lossy(&out.stderr))
+    let mut probe: Probe = serde_json::from_slice(&out.stdout).with_context(|| {
+        format!(
+            "{} printed no probe result of the expected form: {}",
+            python.display(),
+            String::from_utf8_lossy(&out.stderr)
+        )
     })?;
     let warnings = String::from_utf8_lossy(&out.stderr).trim().to_string();
     if !warnings.is_empty() {
-        value["stderr"] = Value::from(warnings);
+        probe.stderr = Some(warnings);
     }
-    Ok(value)
+    Ok(probe)
 }
 
-fn nvidia_smi() -> Value {
+fn nvidia_smi() -> NvidiaSmi {
+    let found = |gpus, error| NvidiaSmi { found: true, gpus, error };
     let Ok(smi) = crate::run::resolve_program("nvidia-smi".as_ref()) else {
-        return json!({"found": false});
+        return NvidiaSmi { found: false, gpus: Vec::new(), error: None };
     };
     let out = Command::new(smi)
         .args(["--query-gpu=index,name,driver_version,memory.total,memory.used", "--format=csv,noheader"])
         .output();
     match out {
         Ok(o) if o.status.success() => {
-            let gpus: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+            let gpus = String::from_utf8_lossy(&o.stdout)
                 .lines()
                 .map(|l| {
-                    let f: Vec<&str> = l.split(',').map(str::trim).collect();
-                    json!({"index": f.first(), "name": f.get(1), "driver": f.get(2), "memory_total": f.get(3), "memory_used": f.get(4)})
+                    let mut f = l.split(',').map(|s| s.trim().to_string());
+                    let mut next = || f.next().unwrap_or_else(|| "?".to_string());
+                    SmiGpu {
+                        index: next(),
+                        name: next(),
+                        driver: next(),
+                        memory_total: next(),
+                        memory_used: next(),
+                    }
                 })
                 .collect();
-            json!({"found": true, "gpus": gpus})
+            found(gpus, None)
         }
-        Ok(o) => json!({"found": true, "error": String::from_utf8_lossy(&o.stderr).trim()}),
-        Err(e) => json!({"found": true, "error": e.to_string()}),
+        Ok(o) => found(Vec::new(), Some(String::from_utf8_lossy(&o.stderr).trim().to_string())),
+        Err(e) => found(Vec::new(), Some(e.to_string())),
     }
 }
 
-fn render(r: &Value, p: &Palette) -> String {
+fn render(r: &DoctorReport, p: &Palette) -> String {
     let mut out = String::new();
     let ok = |s: &str| format!("{}{s}{}", p.help, p.reset);
     let bad = |s: &str| format!("{}{s}{}", p.error, p.reset);
     let warn = |s: &str| format!("{}{s}{}", p.warning, p.reset);
     let line =
         |out: &mut String, k: &str, v: String| out.push_str(&format!("{}{k:<22}{} {v}\n", p.bold, p.reset));
-    line(
-        &mut out,
-        "assertscope",
-        format!("{} ({})", r["assertscope"].as_str().unwrap_or("?"), r["os"].as_str().unwrap_or("?")),
-    );
-    let probe = &r["probe"];
-    if let Some(e) = probe["error"].as_str() {
+    line(&mut out, "assertscope", format!("{} ({})", r.assertscope, r.os));
+    let probe = &r.probe;
+    if let Some(e) = &probe.error {
         line(&mut out, "python", bad(e));
         return out;
     }
-    let py = &probe["python"];
-    line(
-        &mut out,
-        "python",
-        format!("{} {}", py["version"].as_str().unwrap_or("?"), py["executable"].as_str().unwrap_or("?")),
-    );
-    let t = &probe["torch"];
-    if t["installed"].as_bool() != Some(true) {
+    if let Some(py) = &probe.python {
+        line(&mut out, "python", format!("{} {}", py.version, py.executable));
+    }
+    let unknown = TorchInfo::default();
+    let t = probe.torch.as_ref().unwrap_or(&unknown);
+    let q = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".to_string());
+    if !t.installed {
         line(
             &mut out,
             "torch",
             bad(&format!(
                 "not importable ({}): install it into this Python (pip install torch) or pass --python",
-                t["error"].as_str().unwrap_or("?")
+                q(&t.error)
             )),
         );
     } else {
-        let build = match (t["cuda_build"].as_str(), t["hip_build"].as_str()) {
+        let build = match (&t.cuda_build, &t.hip_build) {
             (Some(c), _) => format!("CUDA {c} build"),
             (_, Some(h)) => format!("ROCm {h} build"),
             _ => "CPU-only build".to_string(),
         };
-        line(
-            &mut out,
-            "torch",
-            format!("{} ({build}, cuDNN {})", t["version"].as_str().unwrap_or("?"), t["cudnn"]),
-        );
-        let available = t["cuda_available"].as_bool() == Some(true);
-        let devices = t["devices"].as_array().cloned().unwrap_or_default();
-        if available {
+        let cudnn = t.cudnn.map_or("none".to_string(), |v| v.to_string());
+        line(&mut out, "torch", format!("{} ({build}, cuDNN {cudnn})", q(&t.version)));
+        if t.cuda_available {
             line(
                 &mut out,
                 "cuda",
-                ok(&format!("available, {} device(s), kernels for {}", devices.len(), t["arch_list"])),
+                ok(&format!(
+                    "available, {} device(s), kernels for {}",
+                    t.devices.len(),
+                    t.arch_list.join(" ")
+                )),
             );
-            for d in devices {
+            for d in &t.devices {
                 line(
                     &mut out,
-                    &format!("  gpu {}", d["index"]),
-                    format!(
-                        "{} (sm_{}, {} GiB)",
-                        d["name"].as_str().unwrap_or("?"),
-                        d["capability"].as_str().unwrap_or("?").replace('.', ""),
-                        d["memory_gib"]
-                    ),
+                    &format!("  gpu {}", d.index),
+                    format!("{} (sm_{}, {} GiB)", d.name, d.capability.replace('.', ""), d.memory_gib),
                 );
             }
         } else {
-            let why = t["cuda_error"].as_str().map_or(String::new(), |e| format!(": {e}"));
+            let why = t.cuda_error.as_ref().map_or(String::new(), |e| format!(": {e}"));
             line(&mut out, "cuda", warn(&format!("not available to torch{why}")));
         }
     }
-    let smi = &r["nvidia_smi"];
-    if smi["found"].as_bool() == Some(true) {
-        for g in smi["gpus"].as_array().cloned().unwrap_or_default() {
+    let smi = &r.nvidia_smi;
+    if smi.found {
+        for g in &smi.gpus {
             line(
                 &mut out,
                 "nvidia-smi",
                 format!(
                     "gpu {}: {}, driver {}, {} used of {}",
-                    g["index"].as_str().unwrap_or("?"),
-                    g["name"].as_str().unwrap_or("?"),
-                    g["driver"].as_str().unwrap_or("?"),
-                    g["memory_used"].as_str().unwrap_or("?"),
-                    g["memory_total"].as_str().unwrap_or("?")
+                    g.index, g.name, g.driver, g.memory_used, g.memory_total
                 ),
             );
         }
-        if let Some(e) = smi["error"].as_str() {
+        if let Some(e) = &smi.error {
             line(&mut out, "nvidia-smi", bad(e));
         }
     } else {
         line(&mut out, "nvidia-smi", "not found (no NVIDIA driver on this machine)".to_string());
     }
-    let env = &probe["env"];
-    let set: Vec<String> = env
-        .as_object()
-        .map(|m| m.iter().filter_map(|(k, v)| v.as_str().map(|v| format!("{k}={v}"))).collect())
-        .unwrap_or_default();
+    let set: Vec<String> =
+        probe.env.iter().filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={v}"))).collect();
     line(&mut out, "debug variables", if set.is_empty() { "none set".to_string() } else { set.join(" ") });
-    let g = &probe["guard"];
-    let guard = if g["hook_ran"].as_bool() == Some(true) {
-        match g["guarded"].as_bool() {
+    let guard = match &probe.guard {
+        Some(g) if g.hook_ran => match g.guarded {
             Some(true) => ok("can be injected (checked: it switched on in this Python)"),
             Some(false) => warn("the start-up hook ran, but the guard did not switch on"),
             None => ok("the start-up hook runs in this Python (the guard starts when torch is imported)"),
-        }
-    } else {
-        bad("cannot be injected: this Python did not run assertscope's sitecustomize (python -I/-S, or PYTHONPATH ignored)")
+        },
+        _ => bad("cannot be injected: this Python did not run assertscope's sitecustomize (python -I/-S, or PYTHONPATH ignored)"),
     };
     line(&mut out, "guard", guard);
-    if let Some(s) = probe["stderr"].as_str() {
+    if let Some(s) = &probe.stderr {
         line(&mut out, "python stderr", warn(s));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The typed probe reads what the real `_probe.py` prints, field by field.
+    #[test]
+    fn the_probe_output_of_this_python_reads_into_the_typed_probe() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let Ok(out) = Command::new("python3")
+            .args(["-m", "assertscope._probe"])
+            .env("PYTHONPATH", root.join("python"))
+            .env("CUDA_LAUNCH_BLOCKING", "1")
+            .output()
+        else {
+            eprintln!("skipped: no python3 on PATH");
+            return;
+        };
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let probe: Probe = serde_json::from_slice(&out.stdout).expect("the probe's JSON reads as Probe");
+        assert!(probe.error.is_none());
+        assert!(probe.python.as_ref().is_some_and(|p| !p.version.is_empty()));
+        assert_eq!(probe.env.get("CUDA_LAUNCH_BLOCKING"), Some(&Some("1".to_string())));
+        assert!(probe.torch.is_some() && probe.guard.is_some_and(|g| !g.hook_ran));
+    }
 }

@@ -4,7 +4,7 @@
 use crate::diagnose;
 use crate::render::style::{ColorChoice, Palette};
 use crate::report::Report;
-use crate::run::{self, Ended, GuardMode, Outcome, Sink};
+use crate::run::{self, Ended, GuardMode, JobEnd, Sink};
 use anyhow::Context;
 use std::ffi::OsString;
 use std::io::Write;
@@ -111,7 +111,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<u8> {
 
 /// The command's own status; a command that succeeded but whose output could not be
 /// written did not succeed for its user (without `run` it would have failed to write).
-fn exit_status(outcome: &Outcome) -> u8 {
+fn exit_status(outcome: &JobEnd) -> u8 {
     match outcome.ended.exit_code() {
         // 1: what a program that failed to write its output exits with (Python's OSError).
         0 if outcome.output_lost => 1,
@@ -153,7 +153,7 @@ fn write_report(file: &mut std::fs::File, report: &Report) -> anyhow::Result<()>
 
 /// The diagnosis of a run: what the guard reported, else what the output shows, with the
 /// next step when a device-side assert got past the guard.
-fn diagnosis(outcome: &Outcome, args: &RunArgs, program: &str) -> Report {
+fn diagnosis(outcome: &JobEnd, args: &RunArgs, program: &str) -> Report {
     let mut report = diagnose::diagnose_job(std::slice::from_ref(&outcome.scan), &outcome.reports);
     if let Ok(cwd) = std::env::current_dir() {
         locations_relative_to(&mut report, &cwd);
@@ -181,7 +181,7 @@ fn locations_relative_to(report: &mut Report, cwd: &Path) {
 
 /// When the command died of a device-side assert the guard did not catch, the next
 /// checklist step: a synchronous traceback, or the same code on the CPU.
-fn with_next_step(mut report: Report, outcome: &Outcome, args: &RunArgs, program: &str) -> Report {
+fn with_next_step(mut report: Report, outcome: &JobEnd, args: &RunArgs, program: &str) -> Report {
     let Some(root) = report.diagnoses.first_mut() else { return report };
     let from_gpu =
         root.evidence.iter().any(|e| matches!(e.kind.as_str(), "assert" | "dsa-report" | "surfaced"))
@@ -216,7 +216,7 @@ fn with_next_step(mut report: Report, outcome: &Outcome, args: &RunArgs, program
     report
 }
 
-fn ending(outcome: &Outcome, program: &str) -> String {
+fn ending(outcome: &JobEnd, program: &str) -> String {
     let how = match outcome.ended {
         Ended::Exited(0) => format!("{program} finished"),
         Ended::Exited(c) => format!("{program} exited with status {c}"),

@@ -1,15 +1,18 @@
 //! `assertscope scan`: iterates the user's Dataset or DataLoader in their own Python
-//! (the embedded `assertscope.scan` module), checks every batch, and reports the dataset
-//! index of each bad sample.
+//! (the embedded `assertscope.scan` module), which gathers the facts of every batch;
+//! the checks of `check` judge them here, and the dataset index of each bad sample is
+//! reported.
 //!
-//! The Python side writes its findings to a private file, not stdout: the user's code
+//! The Python side writes its facts to a private file, not stdout: the user's code
 //! may print anything. The child's stdout is sent to our stderr so that `--json` output
 //! stays clean.
 
-use crate::check::checks::thousands;
-use crate::check::histogram::{self, Bar, Flag};
+use crate::check::checks::{thousands, Finding};
+use crate::check::histogram;
 use crate::check::render::with_cause_help;
 use crate::check::report::from_kb;
+use crate::check::scan_facts::{self, FieldInspection, ScanFacts, ScanInspection, ScanPlan};
+use crate::check::stats::Example;
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::exit;
 use crate::pyembed::Materialized;
@@ -17,8 +20,7 @@ use crate::render::style::{ColorChoice, Palette};
 use crate::render::text;
 use crate::report::{Confidence, Evidence, Location, Report, Secondary};
 use anyhow::Context;
-use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Map};
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -70,85 +72,38 @@ pub struct ScanArgs {
     pub color: ColorChoice,
 }
 
-/// What `python -m assertscope.scan` writes.
-#[derive(Debug, Deserialize)]
-pub struct ScanResult {
-    /// [`crate::contract::SCAN_RESULT_VERSION`]: a copy of the package from another
-    /// release writes another.
-    pub version: u64,
-    pub target: String,
-    #[serde(default)]
-    pub kind: Option<String>,
-    #[serde(default)]
-    pub batches: u64,
-    #[serde(default)]
-    pub samples: u64,
-    #[serde(default)]
-    pub batch_size: Option<u64>,
-    #[serde(default)]
-    pub num_workers: Option<u64>,
-    /// `dataset` when indices are dataset indices, `iteration` for iterable datasets.
-    #[serde(default)]
-    pub indices: Option<String>,
-    #[serde(default)]
-    pub label: Option<LabelSummary>,
-    pub findings: Vec<ScanFinding>,
-    pub error: Option<ScanFailure>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct LabelSummary {
-    pub name: Option<String>,
-    pub dtype: Option<String>,
-    pub min: Option<i64>,
-    pub max: Option<i64>,
-    pub class_counts: Option<Vec<u64>>,
-    /// Labels outside the class histogram (negative ids, the ignore index) and their
-    /// counts, so that the histogram's percentages are of every label.
-    #[serde(default)]
-    pub other_counts: Vec<(i64, u64)>,
-    #[serde(default)]
-    pub ignore_index: Option<i64>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct ScanFinding {
-    pub cause: String,
-    pub severity: Severity,
-    pub message: String,
-    pub count: u64,
-    pub batches: Vec<u64>,
-    pub examples: Vec<ScanExample>,
-    #[serde(default)]
-    pub values: Map<String, Value>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct ScanExample {
-    pub batch: u64,
-    pub index: Value,
-    pub value: Value,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct ScanFailure {
-    pub message: String,
-    #[serde(default)]
-    pub traceback: Option<String>,
-}
-
 pub fn execute(args: ScanArgs) -> anyhow::Result<u8> {
     args.labels.validate()?;
+    let plan = ScanPlan::new(&args.labels);
+    let facts = gather(&args, &plan)?;
+    if let Some(failure) = &facts.error {
+        if let Some(tb) = &failure.traceback {
+            eprint!("{tb}");
+        }
+        anyhow::bail!("{}", failure.message);
+    }
+    let summary = Summary::of(&facts);
+    let scanned = scan_facts::inspect(facts, &plan)?;
+    let mut stdout = std::io::stdout().lock();
+    if args.json {
+        crate::render::json::write_report(&mut stdout, &report(&summary, &scanned))?;
+    } else {
+        let palette = Palette::new(args.color.for_stdout());
+        stdout.write_all(human(&summary, &scanned, &palette).as_bytes())?;
+    }
+    stdout.flush()?;
+    let errors = scanned.findings().any(|(_, f)| f.severity == Severity::Error);
+    Ok(if errors { exit::PROBLEMS_FOUND } else { exit::OK })
+}
+
+/// Runs `python -m assertscope.scan` and reads the facts it wrote.
+fn gather(args: &ScanArgs, plan: &ScanPlan) -> anyhow::Result<ScanFacts> {
     let package = Materialized::create()?;
-    let out = package.path().join("scan-findings.json");
+    let out = package.path().join("scan-facts.json");
     let mut cmd = Command::new(&args.python);
     cmd.arg("-m").arg("assertscope.scan").arg(&args.target).arg("--out").arg(&out);
+    cmd.arg("--plan").arg(plan.to_json().to_string());
     let optional = [
-        ("--num-classes", args.labels.num_classes.map(|v| v.to_string())),
-        ("--vocab-size", args.labels.vocab_size.map(|v| v.to_string())),
-        ("--max-positions", args.labels.max_positions.map(|v| v.to_string())),
-        ("--ignore-index", args.labels.ignore_index.map(|v| v.to_string())),
-        ("--task", args.labels.task.map(|t| t.name().to_string())),
         ("--label-key", args.label_key.clone()),
         ("--input-key", args.input_key.clone()),
         ("--batch-size", Some(args.batch_size.to_string())),
@@ -170,33 +125,35 @@ pub fn execute(args: ScanArgs) -> anyhow::Result<u8> {
         cmd.status().map_err(|e| anyhow::anyhow!("cannot run {python}: {e} (pass --python PATH)"))?;
     let text = std::fs::read_to_string(&out).map_err(|_| {
         anyhow::anyhow!(
-            "{python} -m assertscope.scan ended ({status}) without writing its findings; is torch installed for {python}?"
+            "{python} -m assertscope.scan ended ({status}) without writing its facts; is torch installed for {python}?"
         )
     })?;
-    let result: ScanResult =
-        serde_json::from_str(&text).context("reading the findings of assertscope.scan")?;
-    anyhow::ensure!(
-        result.version == crate::contract::SCAN_RESULT_VERSION,
-        "{python} -m assertscope.scan wrote findings of version {}, this assertscope reads version {}",
-        result.version,
-        crate::contract::SCAN_RESULT_VERSION
-    );
-    if let Some(failure) = &result.error {
-        if let Some(tb) = &failure.traceback {
-            eprint!("{tb}");
+    scan_facts::parse(&text).with_context(|| format!("{python} -m assertscope.scan"))
+}
+
+/// What was iterated, for the header and the JSON values.
+struct Summary {
+    target: String,
+    kind: Option<String>,
+    batch_size: Option<u64>,
+    num_workers: Option<u64>,
+    dataset_indices: bool,
+    batches: u64,
+    samples: u64,
+}
+
+impl Summary {
+    fn of(facts: &ScanFacts) -> Summary {
+        Summary {
+            target: facts.target.clone(),
+            kind: facts.kind.clone(),
+            batch_size: facts.batch_size,
+            num_workers: facts.num_workers,
+            dataset_indices: facts.indices.as_deref() == Some("dataset"),
+            batches: facts.batches.as_ref().map_or(0, |b| b.count),
+            samples: facts.batches.as_ref().map_or(0, |b| b.samples),
         }
-        anyhow::bail!("{}", failure.message);
     }
-    let mut stdout = std::io::stdout().lock();
-    if args.json {
-        crate::render::json::write_report(&mut stdout, &report(&result))?;
-    } else {
-        let palette = Palette::new(args.color.for_stdout());
-        stdout.write_all(human(&result, &args, &palette).as_bytes())?;
-    }
-    stdout.flush()?;
-    let errors = result.findings.iter().any(|f| f.severity == Severity::Error);
-    Ok(if errors { exit::PROBLEMS_FOUND } else { exit::OK })
 }
 
 /// A `Stdio` writing to a duplicate of our stderr.
@@ -221,145 +178,147 @@ fn target_location(target: &str) -> Location {
     }
 }
 
-fn example_text(result: &ScanResult, e: &ScanExample) -> String {
-    let which = match result.indices.as_deref() {
-        Some("dataset") => "dataset index",
-        _ => "sample",
-    };
-    format!("batch {}, {which} {}: {}", e.batch, plain(&e.index), plain(&e.value))
+/// "batch 3, dataset index 17: 7" (with the position inside the sample when it has several values).
+fn example_text(summary: &Summary, scanned: &ScanInspection, e: &Example) -> String {
+    let which = if summary.dataset_indices { "dataset index" } else { "sample" };
+    let batch = scanned.batch_of.get(&e.at.row).map(|b| format!("batch {b}, ")).unwrap_or_default();
+    let position = e.at.pos.map(|p| format!(", position {p}")).unwrap_or_default();
+    format!("{batch}{which} {}{position}: {}", e.at.row, e.value)
 }
 
-fn plain(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
+/// The finding's message, naming the field it is about.
+fn message(field: &FieldInspection, f: &Finding) -> String {
+    if f.is_about_batches() {
+        return f.message.clone();
     }
+    format!("{}: {}", field.name, f.message)
 }
 
-/// Findings into the diagnosis contract: errors are diagnoses, warnings secondary.
-pub fn report(result: &ScanResult) -> Report {
+/// Findings into the diagnosis contract: errors are diagnoses, warnings and notes secondary.
+fn report(summary: &Summary, scanned: &ScanInspection) -> Report {
     let mut report = Report::default();
-    for f in &result.findings {
-        let Some(cause) = crate::kb::KnowledgeBase::get().cause(&f.cause) else { continue };
+    for (field, f) in scanned.findings() {
         if f.severity != Severity::Error {
-            report.secondary.push(Secondary { cause: f.cause.clone(), text: f.message.clone() });
+            report.secondary.push(Secondary { cause: f.cause.to_string(), text: message(field, f) });
             continue;
         }
         let mut values = f.values.clone();
-        values.insert("bad_count".into(), json!(f.count));
-        values.insert("first_batches".into(), json!(f.batches));
-        values.insert(
-            "first_indices".into(),
-            json!(f.examples.iter().map(|e| e.index.clone()).collect::<Vec<_>>()),
-        );
-        values.insert("batches".into(), json!(result.batches));
-        values.insert("samples".into(), json!(result.samples));
-        if let Some(label) = &result.label {
-            if let (Some(min), Some(max)) = (label.min, label.max) {
-                values.insert("min".into(), json!(min));
-                values.insert("max".into(), json!(max));
+        if !f.examples.is_empty() {
+            let mut indices: Vec<u64> = Vec::new();
+            let mut batches: Vec<u64> = Vec::new();
+            for e in &f.examples {
+                if !indices.contains(&e.at.row) {
+                    indices.push(e.at.row);
+                }
+                if let Some(&b) = scanned.batch_of.get(&e.at.row) {
+                    if !batches.contains(&b) {
+                        batches.push(b);
+                    }
+                }
             }
+            values.insert("first_indices".into(), json!(indices));
+            values.insert("first_batches".into(), json!(batches));
         }
+        values.insert("batches".into(), json!(summary.batches));
+        values.insert("samples".into(), json!(summary.samples));
+        values.insert("field".into(), json!(field.name));
         let mut evidence =
-            vec![Evidence { kind: "finding".into(), text: f.message.clone(), source_line: None }];
+            vec![Evidence { kind: "finding".into(), text: message(field, f), source_line: None }];
         evidence.extend(f.examples.iter().map(|e| Evidence {
             kind: "sample".into(),
-            text: example_text(result, e),
+            text: example_text(summary, scanned, e),
             source_line: None,
         }));
-        let location = Some(target_location(&result.target));
-        report.diagnoses.push(from_kb(&cause.id, Confidence::High, location, evidence, values));
+        let location = Some(target_location(&summary.target));
+        let mut diagnosis = from_kb(f.cause, f.confidence, location, evidence, values);
+        if let Some(fix) = &f.fix {
+            diagnosis.fix = fix.clone();
+        }
+        report.diagnoses.push(diagnosis);
     }
     if report.diagnoses.is_empty() {
         let mut values = Map::new();
-        values.insert("batches".into(), json!(result.batches));
-        values.insert("samples".into(), json!(result.samples));
-        if let Some(counts) = result.label.as_ref().and_then(|l| l.class_counts.as_ref()) {
-            values.insert("class_counts".into(), json!(counts));
+        values.insert("batches".into(), json!(summary.batches));
+        values.insert("samples".into(), json!(summary.samples));
+        if let Some(labels) = scanned.labels() {
+            let hist = &labels.inspection.stats.hist;
+            if let Some(last) = hist.iter().rposition(|&c| c > 0).filter(|&l| l < 1000) {
+                values.insert("class_counts".into(), json!(hist[..=last]));
+            }
         }
-        let location = Some(target_location(&result.target));
+        let location = Some(target_location(&summary.target));
         report.diagnoses.push(from_kb("none", Confidence::High, location, Vec::new(), values));
     }
     report
 }
 
 /// One finding: the target, the first bad samples, and for an error the fix.
-fn diagnostic(result: &ScanResult, f: &ScanFinding) -> Diagnostic {
-    let mut d = Diagnostic::new(f.severity, Some(&f.cause), f.message.as_str())
-        .span(Span::at(result.target.as_str(), None));
+fn diagnostic(
+    summary: &Summary,
+    scanned: &ScanInspection,
+    field: &FieldInspection,
+    f: &Finding,
+) -> Diagnostic {
+    let mut d = Diagnostic::new(f.severity, Some(f.cause), message(field, f))
+        .span(Span::at(summary.target.as_str(), None));
     for e in f.examples.iter().take(SHOWN) {
-        d = d.note("", example_text(result, e));
+        d = d.note("", example_text(summary, scanned, e));
     }
-    if f.count > f.examples.len().min(SHOWN) as u64 && !f.examples.is_empty() {
-        d = d.note("", format!("… {} bad samples in all", thousands(f.count)));
+    let total = f.values.get("bad_count").and_then(|v| v.as_u64()).unwrap_or(0);
+    let shown = f.examples.len().min(SHOWN) as u64;
+    if total > shown && shown > 0 {
+        d = d.note("", format!("… and {} more", thousands(total - shown)));
     }
-    match crate::kb::KnowledgeBase::get().cause(&f.cause) {
-        Some(cause) if f.severity == Severity::Error => with_cause_help(d, cause, None),
-        _ => d,
+    if f.severity == Severity::Error {
+        d = with_cause_help(d, crate::kb::KnowledgeBase::get().expect_cause(f.cause), f.fix.as_deref());
     }
+    d
 }
 
-fn human(result: &ScanResult, args: &ScanArgs, p: &Palette) -> String {
+fn human(summary: &Summary, scanned: &ScanInspection, p: &Palette) -> String {
     let mut out = String::new();
     let mut how = Vec::new();
-    if let Some(b) = result.batch_size {
+    if let Some(b) = summary.batch_size {
         how.push(format!("batch size {b}"));
     }
-    if let Some(w) = result.num_workers {
+    if let Some(w) = summary.num_workers {
         how.push(format!("{w} worker{}", if w == 1 { "" } else { "s" }));
     }
     let _ = writeln!(
         out,
         "{}{}{} ({}): {} batches, {} samples{}",
         p.bold,
-        result.target,
+        summary.target,
         p.reset,
-        result.kind.as_deref().unwrap_or("?"),
-        thousands(result.batches),
-        thousands(result.samples),
+        summary.kind.as_deref().unwrap_or("?"),
+        thousands(summary.batches),
+        thousands(summary.samples),
         if how.is_empty() { String::new() } else { format!(" ({})", how.join(", ")) }
     );
-    if let Some(label) = &result.label {
-        let mut facts = Vec::new();
-        if let Some(n) = &label.name {
-            facts.push(format!("labels {n}"));
-        }
-        if let Some(d) = &label.dtype {
-            facts.push(d.clone());
-        }
-        if let (Some(min), Some(max)) = (label.min, label.max) {
+    if let Some(labels) = scanned.labels() {
+        let i = &labels.inspection;
+        let mut facts = vec![format!("labels {}", labels.name), i.dtype()];
+        if let Some((min, max)) = i.stats.int_range() {
             facts.push(format!("min {min}, max {max}"));
         }
-        if let Some(c) = args.labels.num_classes {
-            facts.push(format!("num_classes {c}"));
+        if let Some(b) = &i.bound {
+            facts.push(format!("{} {}", b.name, b.value));
         }
-        if !facts.is_empty() {
-            let _ = writeln!(out, "  {}", facts.join("; "));
-        }
-        if let Some(counts) = label.class_counts.as_ref().filter(|c| !c.is_empty() && c.len() <= 64) {
-            let flag = |v: i64| {
-                if Some(v) == label.ignore_index {
-                    Flag::Ignored
-                } else if v < 0 || args.labels.num_classes.is_some_and(|n| v >= n) {
-                    Flag::OutOfRange
-                } else {
-                    Flag::Valid
-                }
-            };
-            let classes = counts.iter().enumerate().map(|(i, &c)| (i as i64, c));
-            let bars: Vec<Bar> = classes
-                .chain(label.other_counts.iter().copied())
-                .map(|(v, count)| Bar { label: v.to_string(), count, flag: flag(v) })
-                .collect();
+        facts.push(format!("task {}", i.task.name()));
+        let _ = writeln!(out, "  {}", facts.join("; "));
+        if i.stats.int_count() > 0 {
+            let bars = histogram::bars(&i.stats, i.bound.as_ref().map(|b| b.value), i.bounds.ignore);
             out.push('\n');
             out.push_str(&histogram::draw(&bars, p));
         }
     }
-    for f in &result.findings {
+    let mut findings: Vec<_> = scanned.findings().collect();
+    findings.sort_by_key(|(_, f)| std::cmp::Reverse(f.severity));
+    for (field, f) in &findings {
         out.push('\n');
-        out.push_str(&text::render_one(&diagnostic(result, f), p.enabled()));
+        out.push_str(&text::render_one(&diagnostic(summary, scanned, field, f), p.enabled()));
     }
-    let errors = result.findings.iter().filter(|f| f.severity == Severity::Error).count();
+    let errors = findings.iter().filter(|(_, f)| f.severity == Severity::Error).count();
     out.push('\n');
     if errors == 0 {
         let _ = writeln!(out, "{}ok{}: every batch passed", p.help, p.reset);

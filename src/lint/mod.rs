@@ -4,7 +4,7 @@
 //! The pipeline for one file: [`source`] parses it with Ruff's error-resilient parser (a
 //! syntax error is reported and the rest of the file still checked), [`semantic`] records
 //! what the module binds, [`flow`] traces values through it, and each rule in [`rules`]
-//! reports [`Finding`]s, minus those a `# noqa` comment ([`noqa`]) suppresses. [`walk`]
+//! reports [`Violation`]s, minus those a `# noqa` comment ([`noqa`]) suppresses. [`walk`]
 //! finds the files in parallel, honouring `.gitignore`; [`output`] renders text, JSON or
 //! SARIF.
 
@@ -49,28 +49,15 @@ pub fn rule_docs() -> Vec<RuleDoc> {
     rules::ALL.iter().map(|r| r.doc.clone()).collect()
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Error,
-    Warning,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        }
-    }
-}
+/// A rule's severity: the one [`crate::diagnostic::Severity`] (rules use error and warning).
+pub use crate::diagnostic::Severity;
 
 /// The code syntax errors are reported under; not a rule, so never deselected.
 pub const SYNTAX_ERROR: &str = "syntax-error";
 
 /// One problem found in one file, located for people and tools.
 #[derive(Debug, Clone, Serialize)]
-pub struct Finding {
+pub struct Violation {
     pub code: &'static str,
     pub severity: Severity,
     pub path: String,
@@ -106,7 +93,7 @@ pub struct Related {
     pub end_line: usize,
     pub end_column: usize,
     pub label: String,
-    /// The source line of the start, as for [`Finding`].
+    /// The source line of the start, as for [`Violation`].
     #[serde(skip)]
     pub source_line: String,
     #[serde(skip)]
@@ -175,7 +162,7 @@ impl Checker<'_> {
 }
 
 /// Lints one file's text. `path` is only used to label the findings.
-pub fn lint_source(path: &str, text: &str, selection: &Selection) -> Vec<Finding> {
+pub fn lint_source(path: &str, text: &str, selection: &Selection) -> Vec<Violation> {
     lint_source_with(path, text, selection, &imports::NoImports)
 }
 
@@ -185,9 +172,9 @@ pub fn lint_source_with(
     text: &str,
     selection: &Selection,
     imports: &dyn imports::Resolver,
-) -> Vec<Finding> {
+) -> Vec<Violation> {
     let parsed = source::SourceFile::parse(text);
-    let mut findings: Vec<Finding> = parsed
+    let mut findings: Vec<Violation> = parsed
         .syntax_errors()
         .map(|(range, message)| {
             parsed.locate(path, SYNTAX_ERROR, Severity::Error, range, message, None, None)

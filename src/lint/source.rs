@@ -1,7 +1,7 @@
 //! The front end: one file's text parsed by Ruff's parser, which recovers from syntax errors
 //! and still returns the whole module, with a line index to locate findings.
 
-use super::{Finding, Severity};
+use super::{Severity, Violation};
 use ruff_python_ast::{ModModule, PySourceType, Stmt};
 use ruff_python_parser::Parsed;
 use ruff_source_file::LineIndex;
@@ -60,13 +60,13 @@ impl<'a> SourceFile<'a> {
         message: String,
         help: Option<String>,
         cause: Option<&'static str>,
-    ) -> Finding {
+    ) -> Violation {
         let start = self.lines.line_column(range.start(), self.text);
         let end = self.lines.line_column(range.end(), self.text);
         let line = self.line_span(start.line.get());
         let (source_line, source_line_start) =
             window(&self.text[line.clone()], usize::from(range.start()) - line.start, start.column.get() - 1);
-        Finding {
+        Violation {
             code,
             severity,
             path: path.to_string(),

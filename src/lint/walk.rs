@@ -1,9 +1,9 @@
-//! Finding and linting the files: directories are walked in parallel with the `ignore` crate
+//! Violation and linting the files: directories are walked in parallel with the `ignore` crate
 //! (as ripgrep does), honouring `.gitignore`, `.ignore` and hidden files; each file is linted
 //! on the thread that found it.
 
 use super::imports::{FileImports, ImportCache};
-use super::{lint_source_with, Finding, Selection};
+use super::{lint_source_with, Selection, Violation};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -15,17 +15,17 @@ pub struct Unreadable {
 }
 
 #[derive(Debug, Default)]
-pub struct Outcome {
+pub struct LintRun {
     /// Sorted by path, then position.
-    pub findings: Vec<Finding>,
+    pub findings: Vec<Violation>,
     pub unreadable: Vec<Unreadable>,
     pub files: usize,
     pub lines: usize,
 }
 
 /// Lints every Python file under `paths` (a file named directly is linted whatever its extension).
-pub fn lint_paths(paths: &[PathBuf], selection: &Selection, threads: usize) -> Outcome {
-    let outcome = Mutex::new(Outcome::default());
+pub fn lint_paths(paths: &[PathBuf], selection: &Selection, threads: usize) -> LintRun {
+    let outcome = Mutex::new(LintRun::default());
     let cache = ImportCache::default();
     let mut roots = Vec::new();
     for path in paths {
@@ -100,7 +100,7 @@ pub fn lint_file(
     path: &Path,
     selection: &Selection,
     cache: &ImportCache,
-) -> Result<(Vec<Finding>, usize), Unreadable> {
+) -> Result<(Vec<Violation>, usize), Unreadable> {
     let text = read_source(path)?;
     let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
     let imports = FileImports { file: path, cache };

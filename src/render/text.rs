@@ -7,6 +7,7 @@
 
 use crate::diagnostic::{Diagnostic, Note, Severity, Span};
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
+use std::ops::Range;
 
 /// Page width the `why` / `fix` paragraphs are wrapped to.
 pub const WIDTH: usize = 100;
@@ -19,27 +20,36 @@ pub fn render(diagnostics: &[Diagnostic], color: bool) -> String {
 /// Renders one diagnostic; the text ends with a newline.
 pub fn render_one(d: &Diagnostic, color: bool) -> String {
     let renderer = if color { Renderer::styled() } else { Renderer::plain() };
-    let sources: Vec<Option<(String, std::ops::Range<usize>)>> =
-        d.spans.iter().map(source_and_range).collect();
+    let pieces = pieces(&d.spans);
+    let sources: Vec<(String, Vec<Range<usize>>)> = pieces
+        .iter()
+        .map(|piece| match piece {
+            Piece::Snippet(lines) => snippet_source(lines),
+            Piece::Header(_) => (String::new(), Vec::new()),
+        })
+        .collect();
     let mut group =
         Group::with_title(level(d.severity).primary_title(d.message.as_str()).id_opt(d.code.as_deref()));
-    for (span, source) in d.spans.iter().zip(&sources) {
-        group = match (source, span.line) {
-            (Some((text, range)), Some(line)) => {
-                let kind = if span.primary { AnnotationKind::Primary } else { AnnotationKind::Context };
-                let mut annotation = kind.span(range.clone());
-                if let Some(label) = &span.label {
-                    annotation = annotation.label(label.as_str());
+    for (piece, (text, ranges)) in pieces.iter().zip(&sources) {
+        group = match piece {
+            Piece::Snippet(lines) => {
+                let first = lines[0].line;
+                let mut snippet = Snippet::source(text.as_str())
+                    .line_start(first as usize)
+                    .path(lines[0].span.file.as_str())
+                    .fold(lines.len() > 1);
+                for (line, range) in lines.iter().zip(ranges) {
+                    let kind =
+                        if line.span.primary { AnnotationKind::Primary } else { AnnotationKind::Context };
+                    let mut annotation = kind.span(range.clone());
+                    if let Some(label) = &line.span.label {
+                        annotation = annotation.label(label.as_str());
+                    }
+                    snippet = snippet.annotation(annotation);
                 }
-                group.element(
-                    Snippet::source(text.as_str())
-                        .line_start(line as usize)
-                        .path(span.file.as_str())
-                        .fold(false)
-                        .annotation(annotation),
-                )
+                group.element(snippet)
             }
-            _ => {
+            Piece::Header(span) => {
                 let origin = Origin::path(span.file.as_str());
                 let origin = match span.line {
                     Some(line) => origin.line(line as usize),
@@ -110,9 +120,93 @@ fn note_level(note: &Note) -> Level<'_> {
     }
 }
 
-/// The span's line without its newline and trailing blanks, and the byte range to
-/// underline: the given columns, or the line's text without its indentation.
-fn source_and_range(span: &Span) -> Option<(String, std::ops::Range<usize>)> {
+/// What the spans are drawn as: a source snippet (the spans of one file on different
+/// lines, merged in line order, as rustc draws a value's origin above its use), or only a
+/// `--> file:line` header for a span without source text.
+enum Piece<'a> {
+    Snippet(Vec<SourceLine<'a>>),
+    Header(&'a Span),
+}
+
+/// A span's line, cut to fit a terminal, and the byte range to underline in it.
+struct SourceLine<'a> {
+    span: &'a Span,
+    line: u64,
+    text: String,
+    range: Range<usize>,
+    /// Text was left out: the line is drawn on its own.
+    cut: bool,
+}
+
+fn pieces(spans: &[Span]) -> Vec<Piece<'_>> {
+    // annotate-snippets fits the code into 140 cells less the gutter, which is as wide as
+    // the longest line number of the whole diagnostic.
+    let digits = spans
+        .iter()
+        .filter(|s| s.source.is_some())
+        .filter_map(|s| s.line)
+        .map(|l| l.to_string().len())
+        .max()
+        .unwrap_or(0);
+    let fits = TERM_WIDTH - 3 - digits;
+    let mut pieces: Vec<Piece> = Vec::new();
+    for span in spans {
+        let Some(line) = source_line(span, fits) else {
+            pieces.push(Piece::Header(span));
+            continue;
+        };
+        // A gap of one line would be drawn as that line, blank: the model does not hold
+        // its text. Wider gaps fold into `...`.
+        let joins = |lines: &Vec<SourceLine>| {
+            !line.cut
+                && lines[0].span.file == span.file
+                && lines.iter().all(|l| !l.cut && l.line.abs_diff(line.line) != 0)
+                && {
+                    let at = lines.partition_point(|l| l.line < line.line);
+                    let before = at.checked_sub(1).map(|i| lines[i].line);
+                    let after = lines.get(at).map(|l| l.line);
+                    before.is_none_or(|b| line.line - b != 2) && after.is_none_or(|a| a - line.line != 2)
+                }
+        };
+        match pieces.iter_mut().find_map(|p| match p {
+            Piece::Snippet(lines) if joins(lines) => Some(lines),
+            _ => None,
+        }) {
+            Some(lines) => {
+                let at = lines.partition_point(|l| l.line < line.line);
+                lines.insert(at, line);
+            }
+            None => pieces.push(Piece::Snippet(vec![line])),
+        }
+    }
+    pieces
+}
+
+/// The lines of a snippet from its first to its last, blank where no span is, and each
+/// span's byte range in that text.
+fn snippet_source(lines: &[SourceLine]) -> (String, Vec<Range<usize>>) {
+    let mut text = String::new();
+    let mut ranges = Vec::new();
+    let mut number = lines[0].line;
+    for (i, line) in lines.iter().enumerate() {
+        while number < line.line {
+            text.push('\n');
+            number += 1;
+        }
+        ranges.push(text.len() + line.range.start..text.len() + line.range.end);
+        text.push_str(&line.text);
+        if i + 1 < lines.len() {
+            text.push('\n');
+            number += 1;
+        }
+    }
+    (text, ranges)
+}
+
+/// The span's line without its newline and trailing blanks, cut to fit, and the byte
+/// range to underline: the given columns, or the line's text without its indentation.
+fn source_line(span: &Span, fits: usize) -> Option<SourceLine<'_>> {
+    let line = span.line?;
     let text = span.source.as_deref()?.lines().next().unwrap_or("").trim_end().to_string();
     let range = match span.columns {
         Some((start, end)) => {
@@ -127,7 +221,74 @@ fn source_and_range(span: &Span) -> Option<(String, std::ops::Range<usize>)> {
             start..text.len()
         }
     };
-    Some((text, range))
+    let (text, range, cut) = cut_long_line(text, range, fits);
+    Some(SourceLine { span, line, text, range, cut })
+}
+
+/// The terminal width annotate-snippets fits source lines into, gutter included.
+const TERM_WIDTH: usize = 140;
+/// How much of a line too long for it is kept around the span.
+const KEPT: usize = 90;
+/// Text cut on the left becomes blanks, so that columns stay true; annotate-snippets
+/// draws indentation as deep as this as `...`.
+const DEEP_INDENT: usize = 27;
+
+/// A line wider than `fits` cells, cut to [`KEPT`] cells around the span: what is
+/// left out on the left becomes blanks (one per character, so the column in the header
+/// stays true, and the renderer draws them as `...`), on the right `...`.
+/// `_render.py` cuts alike.
+fn cut_long_line(text: String, range: Range<usize>, fits: usize) -> (String, Range<usize>, bool) {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let cells: Vec<usize> = chars.iter().map(|&(_, c)| cell_width(c)).collect();
+    if cells.iter().sum::<usize>() <= fits {
+        return (text, range, false);
+    }
+    let char_at = |byte: usize| chars.iter().position(|&(i, _)| i >= byte).unwrap_or(chars.len());
+    let (start, end) = (char_at(range.start), char_at(range.end));
+    let before: usize = cells[..start].iter().sum();
+    let span_cells: usize = cells[start..end].iter().sum();
+    let mut left = if span_cells >= KEPT {
+        start
+    } else {
+        let target = before.saturating_sub((KEPT - span_cells) / 2);
+        let mut seen = 0;
+        cells
+            .iter()
+            .take_while(|&&c| {
+                let skip = seen + c <= target;
+                seen += c;
+                skip
+            })
+            .count()
+    };
+    if left < DEEP_INDENT {
+        left = 0;
+    }
+    let mut right = left;
+    let mut width = 0;
+    while right < chars.len() && width + cells[right] <= KEPT {
+        width += cells[right];
+        right += 1;
+    }
+    let byte = |i: usize| chars.get(i).map_or(text.len(), |&(b, _)| b);
+    let mut out = " ".repeat(left);
+    out.push_str(&text[byte(left)..byte(right)]);
+    let kept_end = out.len();
+    if right < chars.len() {
+        out.push_str("...");
+    }
+    let shift = |b: usize| (b - byte(left) + left).min(kept_end);
+    let start = shift(byte(start.max(left)));
+    let end = shift(byte(end.max(left))).max(start);
+    (out, start..end, true)
+}
+
+/// Terminal cells of a character, as the renderer counts them (a tab is four).
+fn cell_width(c: char) -> usize {
+    match c {
+        '\t' => 4,
+        c => unicode_width::UnicodeWidthChar::width(c).unwrap_or(0),
+    }
 }
 
 /// Words of `text` in lines of at most `width` characters; paragraphs (separated by a

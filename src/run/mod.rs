@@ -68,7 +68,8 @@ impl Ended {
     }
 }
 
-pub struct Outcome {
+/// How a supervised command ended, and what its output and the guard reported.
+pub struct JobEnd {
     pub ended: Ended,
     pub scan: LogScan,
     pub reports: Vec<GuardReport>,
@@ -107,7 +108,7 @@ pub fn prepare_report_dir(dir: &Path) -> anyhow::Result<PathBuf> {
 
 /// Runs the command to its end. Errors are returned only for what happens before it
 /// starts; after that, trouble is reported by `warn` and the command's status stands.
-pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<Outcome> {
+pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<JobEnd> {
     anyhow::ensure!(!command.is_empty(), "no command given: assertscope run -- python train.py");
     let program_path = resolve_program(&command[0])?;
     if opts.mode != GuardMode::Off || opts.cpu {
@@ -219,7 +220,7 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<Outcome
         Some(status) => ended_from(status),
         None => Ended::Exited(1),
     };
-    Ok(Outcome {
+    Ok(JobEnd {
         ended,
         scan,
         reports,

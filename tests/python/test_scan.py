@@ -1,5 +1,5 @@
-"""In-process tests of assertscope.scan: the index recording with worker processes,
-each batch check, and the findings file."""
+"""In-process tests of assertscope.scan: the index recording with worker processes and
+the facts it gathers from each field (the binary's checks judge them: tests/check_scan.rs)."""
 
 import json
 import sys
@@ -58,6 +58,10 @@ unbatched = DataLoader(Pairs(y), batch_size=None)
 lastone = DataLoader(Pairs(torch.arange(9) % 2), batch_size=4)
 empty_x = DataLoader(Pairs(torch.arange(4) % 2, torch.zeros(4, 0)), batch_size=2)
 binary = DataLoader(Pairs(torch.tensor([0., 1., -1., 1.])), batch_size=2)
+nan_x = torch.zeros(8, 3)
+nan_x[5, 1] = float("nan")
+nan_inputs = DataLoader(Pairs(torch.arange(8) % 2, nan_x), batch_size=4)
+words = DataLoader([(torch.zeros(2), "cat"), (torch.zeros(2), "dog")], batch_size=2)
 
 class Net(torch.nn.Module):
     def __init__(self):
@@ -75,72 +79,104 @@ def module(tmp_path, monkeypatch):
     sys.modules.pop("scandata", None)
 
 
-def run(module, name, *flags):
-    out = module.parent / "findings.json"
-    assert scan.main([f"{module}:{name}", "--out", str(out), "--no-progress", *flags]) == 0
+PLAN = {
+    "labels": {"hist_len": 5, "upper": 5, "ignore": -100, "max_positions": None, "row_patterns": True},
+    "tokens": {"hist_len": 100, "upper": 100, "ignore": None, "max_positions": 6, "row_patterns": False},
+    "inputs": {"hist_len": 65536, "upper": None, "ignore": None, "max_positions": None, "row_patterns": False,
+               "sort_floats": False},
+}
+
+
+def run(module, name, *flags, plan=PLAN):
+    out = module.parent / "facts.json"
+    assert scan.main([f"{module}:{name}", "--out", str(out), "--plan", json.dumps(plan), "--no-progress", *flags]) == 0
     return json.loads(out.read_text())
 
 
-def finding(result, cause):
-    found = [f for f in result["findings"] if f["cause"] == cause]
+def field(result, role):
+    found = [f for f in result["fields"] if f["role"] == role]
     assert found, result
     return found[0]
 
 
+def firsts(examples):
+    return [(e["index"], e["value"]) for e in examples["first"]]
+
+
+def test_the_document_holds_facts_not_verdicts(module):
+    result = run(module, "shuffled")
+    assert result["version"] == 2 and result["error"] is None
+    assert "findings" not in result and "cause" not in json.dumps(result)
+
+
 def test_indices_are_dataset_indices_with_workers_and_shuffle(module):
-    result = run(module, "shuffled", "--num-classes", "5")
-    assert result["error"] is None
+    result = run(module, "shuffled")
     assert result["indices"] == "dataset" and result["num_workers"] == 2
-    over = finding(result, "target-out-of-range")
-    by_check = {f["check"]: f for f in result["findings"]}
-    assert {e["index"]: e["value"] for e in by_check["label-range"]["examples"]} == {3: 7, 33: 5}
-    assert [(e["index"], e["value"]) for e in by_check["label-negative"]["examples"]] == [(17, -1)]
-    assert over["count"] >= 1
-    assert result["batches"] == 10 and result["samples"] == 40
-
-
-def test_labels_outside_the_class_counts_are_counted_too(module):
-    label = run(module, "shuffled", "--num-classes", "5")["label"]
-    assert label["other_counts"] == [[-1, 1]] and label["ignore_index"] == -100
-    assert sum(label["class_counts"]) + 1 == 40
+    labels = field(result, "labels")
+    assert sorted(firsts(labels["over_bound"])) == [(3, 7), (33, 5)]
+    assert firsts(labels["negative"]) == [(17, -1)]
+    assert labels["outside"]["distinct"] == [[-1, 1], [5, 1], [7, 1]]
+    assert sum(labels["hist"]) + 3 == 40 and labels["samples"] == 40
+    batches = result["batches"]
+    assert (batches["count"], batches["samples"], batches["first_size"]) == (10, 40, 4)
+    # Each example names the batch its sample came in.
+    batch_of = {e["index"]: e["batch"] for e in labels["over_bound"]["first"]}
+    assert all(0 <= b < 10 for b in batch_of.values())
 
 
 def test_unbatched_loader_and_iterable_dataset(module):
-    result = run(module, "unbatched", "--num-classes", "5")
-    by_check = {f["check"]: f for f in result["findings"]}
-    assert [e["index"] for e in by_check["label-range"]["examples"]] == [3, 33]
-    assert [e["index"] for e in by_check["label-negative"]["examples"]] == [17]
-    assert result["batches"] == 40
-    stream = run(module, "stream", "--num-classes", "5")
+    result = run(module, "unbatched")
+    labels = field(result, "labels")
+    assert [i for i, _ in firsts(labels["over_bound"])] == [3, 33]
+    assert [i for i, _ in firsts(labels["negative"])] == [17]
+    assert result["batches"]["count"] == 40 and labels["sample_shape"] == []
+    stream = run(module, "stream")
     assert stream["indices"] == "iteration"
-    assert [e["index"] for e in finding(stream, "target-out-of-range")["examples"]] == [6]
+    assert firsts(field(stream, "labels")["over_bound"]) == [(6, 5)]
 
 
-def test_shapes_dtypes_and_batch_sizes(module):
-    assert "one-hot" in finding(run(module, "onehot", "--num-classes", "4"), "target-shape")["message"]
-    assert "[B, 1]" in finding(run(module, "column", "--num-classes", "3"), "target-shape")["message"]
-    assert "float32" in finding(run(module, "floats", "--num-classes", "3"), "target-dtype")["message"]
-    assert "int32" in finding(run(module, "int32", "--num-classes", "3"), "target-dtype")["message"]
-    mismatch = finding(run(module, "mismatched", "--num-classes", "3"), "batch-size-mismatch")
-    assert mismatch["values"] == {"input_batch": 5, "target_batch": 4}
-    assert finding(run(module, "empty_x", "--num-classes", "2"), "empty-tensor")
-    assert finding(run(module, "binary", "--task", "binary"), "bce-input-range")["examples"][0]["index"] == 2
+def test_shapes_dtypes_rows_and_batch_sizes(module):
+    onehot = field(run(module, "onehot"), "labels")
+    assert onehot["sample_shape"] == [4] and onehot["patterns"]["one_hot"]["count"] == 12
+    assert onehot["patterns"]["one_hot"]["first"][0]["value"] == {"row": [1, 0, 0, 0]}
+    assert field(run(module, "column"), "labels")["sample_shape"] == [1]
+    floats = field(run(module, "floats"), "labels")
+    assert (floats["dtype"], floats["whole_floats"], floats["non_integer"]["count"]) == ("float32", 12, 0)
+    assert field(run(module, "int32"), "labels")["dtype"] == "int32"
+    mismatched = run(module, "mismatched")
+    mismatch = mismatched["batches"]["size_mismatches"]
+    assert mismatch["count"] == 3
+    # The labels are still gathered: the batch has the 4 samples the sampler handed out.
+    assert field(mismatched, "labels")["samples"] == 12 and mismatched["batches"]["samples"] == 12
+    assert (mismatch["first"][0]["input_samples"], mismatch["first"][0]["label_samples"]) == (5, 4)
+    empty = field(run(module, "empty_x"), "inputs")
+    assert empty["lengths"]["empty"]["count"] == 4 and empty["hist"] == []
+    binary = field(run(module, "binary"), "labels")
+    assert firsts(binary["negative"]) == [(2, -1)]
 
 
 def test_token_ids_in_dict_batches(module):
-    result = run(module, "dicts", "--vocab-size", "100", "--max-positions", "6", "--num-classes", "4")
-    tokens = finding(result, "embedding-index-out-of-range")
-    assert [e["index"] for e in tokens["examples"]] == [13]
-    assert tokens["examples"][0]["value"] == 999
-    assert finding(result, "index-out-of-bounds")["values"]["bound"] == 6
-    assert result["label"]["class_counts"] == [5, 5, 5, 5]
+    result = run(module, "dicts")
+    tokens = field(result, "tokens")
+    assert tokens["name"] == "batch['input_ids']"
+    assert firsts(tokens["over_bound"]) == [(13, 999)]
+    assert tokens["over_bound"]["first"][0]["position"] == 3
+    assert tokens["lengths"]["too_long"]["count"] == 20
+    assert field(result, "labels")["hist"] == [5, 5, 5, 5]
 
 
-def test_last_batch_of_one_with_and_without_batchnorm(module):
-    warn = finding(run(module, "lastone", "--num-classes", "2"), "batchnorm-single-sample")
-    assert warn["severity"] == "warning"
-    err = finding(run(module, "lastone", "--num-classes", "2", "--model", f"{module}:Net"), "batchnorm-single-sample")
-    assert err["severity"] == "error"
+def test_nan_and_text_values(module):
+    nan = field(run(module, "nan_inputs"), "inputs")
+    assert firsts(nan["nan_inf"]) == [(5, "nan")] and nan["nan_inf"]["first"][0]["position"] == 1
+    words = field(run(module, "words"), "labels")
+    assert words["dtype"] == "text" and firsts(words["text"]) == [(0, {"text": "cat"}), (1, {"text": "dog"})]
+
+
+def test_last_batch_and_batchnorm(module):
+    plain = run(module, "lastone")["batches"]
+    assert (plain["count"], plain["last_size"], plain["model_has_batchnorm"]) == (3, 1, None)
+    with_model = run(module, "lastone", "--model", f"{module}:Net")["batches"]
+    assert with_model["model_has_batchnorm"] is True
 
 
 def test_load_errors_are_reported_not_raised(module):

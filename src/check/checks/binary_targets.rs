@@ -13,7 +13,7 @@ use serde_json::json;
 
 pub fn check(ctx: &Context) -> Vec<Finding> {
     let multi_hot =
-        ctx.task == Task::Multilabel && matches!(ctx.outcome.column.layout, Layout::Rows(Some(_)));
+        ctx.task == Task::Multilabel && matches!(ctx.inspection.column.layout, Layout::Rows(Some(_)));
     if ctx.task != Task::Binary && !multi_hot {
         return Vec::new();
     }

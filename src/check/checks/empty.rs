@@ -8,10 +8,11 @@
 
 use super::{count, Context, Finding, Severity};
 use crate::check::read::Layout;
+use crate::check::Source;
 
 pub fn check(ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
-    let files = &ctx.outcome.files;
+    let files = &ctx.inspection.files;
     let empty: Vec<&str> = ctx
         .stats
         .files
@@ -19,8 +20,13 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
         .filter(|f| f.rows == 0)
         .filter_map(|f| files.get(f.file as usize).and_then(|i| i.path.to_str()))
         .collect();
-    if ctx.stats.value_count() == 0 && ctx.stats.rare.colour_images.is_empty() {
-        let what = if files.len() == 1 {
+    // Finite floats are counted in value_count() once sorted into whole numbers and the
+    // rest; the inputs `scan` reads are not sorted, only counted.
+    let no_values = ctx.stats.value_count() == 0 && ctx.stats.rare.finite_floats == 0;
+    if no_values && ctx.stats.rare.colour_images.is_empty() {
+        let what = if ctx.inspection.source == Source::Batches {
+            "no batch holds a value".to_string()
+        } else if files.len() == 1 {
             "the file holds no values".to_string()
         } else {
             format!("none of the {} files holds a value", files.len())
@@ -31,7 +37,10 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
             Severity::Error,
             format!("{what}: nothing to train on"),
         ));
-    } else if !empty.is_empty() && ctx.outcome.column.layout != Layout::Image {
+    } else if !empty.is_empty()
+        && ctx.inspection.column.layout != Layout::Image
+        && ctx.inspection.source == Source::Files
+    {
         let shown: Vec<&str> = empty.iter().take(5).copied().collect();
         out.push(
             Finding::new(
@@ -55,7 +64,7 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
                 "empty",
                 "empty-tensor",
                 Severity::Error,
-                format!("{} no values", count(sequences.count, "row has", "rows have")),
+                format!("{} no values", count(sequences.count, ctx.rows_have().0, ctx.rows_have().1)),
             )
             .examples(sequences),
         );

@@ -10,7 +10,7 @@ use super::{hint, thousands, Context, Finding, Severity};
 use serde_json::json;
 
 pub fn check(ctx: &Context) -> Vec<Finding> {
-    let Some(f) = &ctx.outcome.features else { return Vec::new() };
+    let Some(f) = &ctx.inspection.features else { return Vec::new() };
     let labels = ctx.stats.rows();
     if f.rows == labels {
         return Vec::new();

@@ -39,10 +39,10 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
         )
         .examples(&r.non_integer)];
     }
-    let stored_float = ctx.outcome.column.is_float_storage();
+    let stored_float = ctx.inspection.column.is_float_storage();
     if r.whole_floats > 0 || stored_float {
         let how = if stored_float {
-            format!("stored as {}", ctx.outcome.column.dtype)
+            format!("stored as {}", ctx.inspection.column.dtype)
         } else {
             "written as floats (3.0)".to_string()
         };

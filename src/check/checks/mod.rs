@@ -3,12 +3,14 @@
 //! and their words come from the knowledge base (`kb/causes.toml`), and so do the hints
 //! that follow a finding when the values show a well-known pattern (`kb/hints.toml`).
 
+mod batch_sizes;
 mod binary_targets;
 mod colour_masks;
 mod empty;
 mod feature_rows;
 mod float_ids;
 mod inferred_classes;
+mod last_batch;
 mod nan_inf;
 mod negative;
 mod one_based;
@@ -20,7 +22,7 @@ mod text_values;
 mod unseen_classes;
 
 use super::stats::{Example, Examples, Stats};
-use super::{Bound, CheckOptions, Inspection, Task};
+use super::{Bound, CheckOptions, Inspection, Role, Task};
 use crate::kb::KnowledgeBase;
 use crate::report::Confidence;
 use serde_json::{json, Map, Value};
@@ -87,6 +89,11 @@ impl Finding {
         self
     }
 
+    /// Whether the finding is about the batches as a whole (`scan`), not a field's values.
+    pub fn is_about_batches(&self) -> bool {
+        matches!(self.check, "batch-sizes" | "last-batch")
+    }
+
     /// Adds a sentence (a hint, or how to tell `check` about it) after the message.
     fn then(mut self, sentence: &str) -> Finding {
         let separator = if self.message.ends_with('.') { " " } else { ". " };
@@ -111,7 +118,7 @@ fn hint(id: &str, values: Value) -> String {
 
 /// What every check may look at.
 pub struct Context<'a> {
-    pub outcome: &'a Inspection,
+    pub inspection: &'a Inspection,
     pub stats: &'a Stats,
     pub task: Task,
     pub bound: Option<&'a Bound>,
@@ -136,10 +143,18 @@ impl Context<'_> {
         }
     }
 
+    /// "row has" / "rows have" in a file, "sample has" / "samples have" in batches.
+    fn rows_have(&self) -> (&'static str, &'static str) {
+        match self.inspection.source {
+            super::Source::Files => ("row has", "rows have"),
+            super::Source::Batches => ("sample has", "samples have"),
+        }
+    }
+
     /// The smallest and largest id, leaving out the ignore index: the loss skips it, so
     /// a void label 255 or a padding -100 is not the range a model must cover.
     fn min_max(&self) -> Option<(i64, i64)> {
-        let Some(ignore) = self.outcome.bounds.ignore else { return self.stats.int_range() };
+        let Some(ignore) = self.inspection.bounds.ignore else { return self.stats.int_range() };
         let s = self.stats;
         let seen = |v: &i64| *v != ignore;
         let mut in_hist = s.hist.iter().enumerate().filter(|(v, &c)| c > 0 && seen(&(*v as i64)));
@@ -168,27 +183,45 @@ impl Context<'_> {
     }
 }
 
-/// Runs every check, errors first.
-pub fn run(outcome: &Inspection, opts: &CheckOptions) -> Vec<Finding> {
-    let ctx =
-        Context { outcome, stats: &outcome.stats, task: outcome.task, bound: outcome.bound.as_ref(), opts };
-    let checks: [fn(&Context) -> Vec<Finding>; 15] = [
-        empty::check,
-        out_of_range::check,
-        negative::check,
-        binary_targets::check,
-        row_shape::check,
-        colour_masks::check,
-        text_values::check,
-        float_ids::check,
-        nan_inf::check,
-        sequence_length::check,
-        feature_rows::check,
-        one_based::check,
-        unseen_classes::check,
-        inferred_classes::check,
-        storage_dtype::check,
-    ];
+type Check = fn(&Context) -> Vec<Finding>;
+
+/// Every check of labels, targets and token ids.
+const TARGET_CHECKS: [Check; 17] = [
+    empty::check,
+    out_of_range::check,
+    negative::check,
+    binary_targets::check,
+    row_shape::check,
+    colour_masks::check,
+    text_values::check,
+    float_ids::check,
+    nan_inf::check,
+    sequence_length::check,
+    feature_rows::check,
+    batch_sizes::check,
+    last_batch::check,
+    one_based::check,
+    unseen_classes::check,
+    inferred_classes::check,
+    storage_dtype::check,
+];
+
+/// The checks that apply to any values, model inputs included.
+const INPUT_CHECKS: [Check; 4] = [empty::check, nan_inf::check, batch_sizes::check, last_batch::check];
+
+/// Runs every check that applies to the inspected values, errors first.
+pub fn run(inspection: &Inspection, opts: &CheckOptions) -> Vec<Finding> {
+    let ctx = Context {
+        inspection,
+        stats: &inspection.stats,
+        task: inspection.task,
+        bound: inspection.bound.as_ref(),
+        opts,
+    };
+    let checks: &[Check] = match inspection.role {
+        Role::Targets => &TARGET_CHECKS,
+        Role::Inputs => &INPUT_CHECKS,
+    };
     let mut findings: Vec<Finding> = checks.iter().flat_map(|c| c(&ctx)).collect();
     findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
     findings

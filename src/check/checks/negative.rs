@@ -12,7 +12,7 @@ use serde_json::json;
 
 pub fn check(ctx: &Context) -> Vec<Finding> {
     let ex = &ctx.stats.rare.negative;
-    if ex.is_empty() || ctx.task == Task::Binary || ctx.outcome.bounds.upper == Some(2) {
+    if ex.is_empty() || ctx.task == Task::Binary || ctx.inspection.bounds.upper == Some(2) {
         return Vec::new();
     }
     let (min, _) = ctx.min_max().unwrap_or((0, 0));

@@ -12,7 +12,7 @@ use serde_json::json;
 
 pub fn check(ctx: &Context) -> Vec<Finding> {
     let (Some(bound), ex) = (ctx.bound, &ctx.stats.rare.over_bound) else { return Vec::new() };
-    if ex.is_empty() || matches!(ctx.task, Task::Binary) || ctx.outcome.bounds.upper != Some(bound.value) {
+    if ex.is_empty() || matches!(ctx.task, Task::Binary) || ctx.inspection.bounds.upper != Some(bound.value) {
         return Vec::new();
     }
     let (_, max) = ctx.min_max().unwrap_or((0, 0));

@@ -14,7 +14,7 @@ use crate::report::Confidence;
 use serde_json::json;
 
 pub fn check(ctx: &Context) -> Vec<Finding> {
-    let layout = ctx.outcome.column.layout;
+    let layout = ctx.inspection.column.layout;
     let p = &ctx.stats.patterns;
     match ctx.task {
         Task::Classification | Task::Binary => {}
@@ -56,13 +56,16 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
         .then("Check them with --task multilabel.")
         .examples(&p.multi_hot)
     } else {
+        // cross_entropy takes `[N, d1]` targets with `[N, C, d1]` inputs (per-position
+        // labels, as in token classification), so several ids per row may be right.
         Finding::new(
             "row-shape",
             "target-shape",
-            Severity::Error,
+            Severity::Warning,
             format!(
-                "each row holds several values (shape {}), but class-index targets have one per row",
-                shape(ctx)
+                "each row holds several values (shape {}): class-index targets have one per row, unless the model gives per-position scores ([N, C, {}])",
+                shape(ctx),
+                width_name(ctx)
             ),
         )
         .confidence(Confidence::Medium)
@@ -72,7 +75,7 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
 
 /// Multi-hot rows must be as wide as the number of classes.
 fn multilabel_width(ctx: &Context) -> Vec<Finding> {
-    match (ctx.outcome.column.layout, ctx.opts.num_classes) {
+    match (ctx.inspection.column.layout, ctx.opts.num_classes) {
         (Layout::Rows(Some(w)), Some(c)) if w as i64 != c => vec![Finding::new(
             "row-shape",
             "target-shape",
@@ -85,10 +88,17 @@ fn multilabel_width(ctx: &Context) -> Vec<Finding> {
     }
 }
 
+fn width_name(ctx: &Context) -> String {
+    match ctx.inspection.column.layout {
+        Layout::Rows(Some(w)) => w.to_string(),
+        _ => "L".to_string(),
+    }
+}
+
 fn shape(ctx: &Context) -> String {
-    match &ctx.outcome.column.shape {
+    match &ctx.inspection.column.shape {
         Some(s) => format!("{s:?}"),
-        None => match ctx.outcome.column.layout {
+        None => match ctx.inspection.column.layout {
             Layout::Rows(Some(w)) => format!("[N, {w}]"),
             _ => "[N, *]".to_string(),
         },

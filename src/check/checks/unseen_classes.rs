@@ -16,7 +16,8 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
     {
         return Vec::new();
     }
-    if ctx.stats.int_count() == 0 || matches!(ctx.outcome.column.layout, crate::check::read::Layout::Rows(_))
+    if ctx.stats.int_count() == 0
+        || matches!(ctx.inspection.column.layout, crate::check::read::Layout::Rows(_))
     {
         return Vec::new();
     }

@@ -165,7 +165,7 @@ impl Unit for RangeUnit {
         let mut lines = 0u64;
         let quotes_matter = fields.delimiter.is_some();
         let mut skip_header = fields.header && self.start == 0;
-        let outcome = for_each_line::<anyhow::Error>(
+        let scanned = for_each_line::<anyhow::Error>(
             &file,
             self.start,
             self.end,
@@ -193,7 +193,7 @@ impl Unit for RangeUnit {
                 Ok(())
             },
         );
-        outcome.map_err(naming_file(&self.path))?;
+        scanned.map_err(naming_file(&self.path))?;
         Ok(UnitEnd { rows, lines })
     }
 }

@@ -2,11 +2,11 @@
 //! `::error …::` or `::warning …::` line per finding, which the Actions runner turns into an
 //! annotation on the line of the pull request.
 
-use crate::lint::walk::Outcome;
-use crate::lint::{Finding, Severity};
+use crate::lint::walk::LintRun;
+use crate::lint::{Severity, Violation};
 use std::io::{self, Write};
 
-pub fn write_github(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
+pub fn write_github(out: &mut dyn Write, outcome: &LintRun) -> io::Result<()> {
     for finding in &outcome.findings {
         write_annotation(out, finding)?;
     }
@@ -21,10 +21,11 @@ pub fn write_github(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
     Ok(())
 }
 
-fn write_annotation(out: &mut dyn Write, f: &Finding) -> io::Result<()> {
+fn write_annotation(out: &mut dyn Write, f: &Violation) -> io::Result<()> {
     let command = match f.severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
+        Severity::Note => "notice",
     };
     let mut message = format!("{}:{}:{}: {} {}", f.path, f.line, f.column, f.code, f.message);
     for related in &f.related {

@@ -1,12 +1,12 @@
 //! JSON: one object with every finding and every unreadable path.
 
-use crate::lint::walk::Outcome;
+use crate::lint::walk::LintRun;
 use serde_json::json;
 use std::io::{self, Write};
 
 pub const SCHEMA: &str = "assertscope.lint/1";
 
-pub fn write_json(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
+pub fn write_json(out: &mut dyn Write, outcome: &LintRun) -> io::Result<()> {
     let value = json!({
         "schema": SCHEMA,
         "findings": outcome.findings,

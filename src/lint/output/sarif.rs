@@ -1,13 +1,13 @@
 //! SARIF 2.1.0, the format code-scanning services read (`--format sarif > lint.sarif`).
 
-use crate::lint::walk::Outcome;
+use crate::lint::walk::LintRun;
 use crate::lint::{rules, Severity, SYNTAX_ERROR};
 use serde_json::{json, Value};
 use std::io::{self, Write};
 
 const SARIF_SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
-pub fn write_sarif(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
+pub fn write_sarif(out: &mut dyn Write, outcome: &LintRun) -> io::Result<()> {
     let mut descriptors: Vec<Value> = rules::ALL
         .iter()
         .map(|rule| {
@@ -119,6 +119,7 @@ fn level(severity: Severity) -> &'static str {
     match severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
+        Severity::Note => "note",
     }
 }
 

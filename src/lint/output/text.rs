@@ -2,17 +2,17 @@
 //! span underlined, then the fix; drawn by the shared renderer.
 
 use crate::diagnostic::{Diagnostic, Severity, Span};
-use crate::lint::walk::Outcome;
-use crate::lint::{Finding, Severity as LintSeverity};
+use crate::lint::walk::LintRun;
+use crate::lint::Violation;
 use crate::render::style::Palette;
 use crate::render::text;
 use std::io::{self, Write};
 
-pub fn write_text(out: &mut dyn Write, outcome: &Outcome, palette: &Palette) -> io::Result<()> {
+pub fn write_text(out: &mut dyn Write, outcome: &LintRun, palette: &Palette) -> io::Result<()> {
     for finding in &outcome.findings {
         write_finding(out, finding, palette)?;
     }
-    let errors = outcome.findings.iter().filter(|f| f.severity == LintSeverity::Error).count();
+    let errors = outcome.findings.iter().filter(|f| f.severity == Severity::Error).count();
     let warnings = outcome.findings.len() - errors;
     let files = match outcome.files {
         1 => "1 file".to_string(),
@@ -37,19 +37,15 @@ pub fn write_text(out: &mut dyn Write, outcome: &Outcome, palette: &Palette) -> 
     Ok(())
 }
 
-fn write_finding(out: &mut dyn Write, f: &Finding, p: &Palette) -> io::Result<()> {
+fn write_finding(out: &mut dyn Write, f: &Violation, p: &Palette) -> io::Result<()> {
     writeln!(out, "{}", text::render_one(&diagnostic(f), p.enabled()))
 }
 
 /// A finding in the shared model: the span on its source line, then the fix.
-pub fn diagnostic(f: &Finding) -> Diagnostic {
-    let severity = match f.severity {
-        LintSeverity::Error => Severity::Error,
-        LintSeverity::Warning => Severity::Warning,
-    };
+pub fn diagnostic(f: &Violation) -> Diagnostic {
     let primary =
         source_span(&f.path, f.line, f.column, f.end_line, f.end_column, &f.source_line, f.source_line_start);
-    let mut d = Diagnostic::new(severity, Some(f.code), f.message.as_str()).span(primary);
+    let mut d = Diagnostic::new(f.severity, Some(f.code), f.message.as_str()).span(primary);
     // The evidence chain ("defined here", "flows here"): secondary spans, as rustc shows them.
     for r in &f.related {
         let span = source_span(
