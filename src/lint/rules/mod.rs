@@ -25,20 +25,27 @@ pub struct Rule {
     pub check: fn(&Checker),
 }
 
+/// A rule per module, each exporting its `DOC` and its `check`.
+macro_rules! rules {
+    ($($module:ident),* $(,)?) => {
+        &[$(Rule { doc: $module::DOC, check: $module::check }),*]
+    };
+}
+
 /// Every rule, ordered by code.
-pub static ALL: &[Rule] = &[
-    Rule { doc: one_hot_target::DOC, check: one_hot_target::check },
-    Rule { doc: target_column_shape::DOC, check: target_column_shape::check },
-    Rule { doc: bce_without_sigmoid::DOC, check: bce_without_sigmoid::check },
-    Rule { doc: head_size_mismatch::DOC, check: head_size_mismatch::check },
-    Rule { doc: tokens_added_without_resize::DOC, check: tokens_added_without_resize::check },
-    Rule { doc: embedding_too_small::DOC, check: embedding_too_small::check },
-    Rule { doc: batchnorm_last_batch::DOC, check: batchnorm_last_batch::check },
-    Rule { doc: multinomial_invalid_probabilities::DOC, check: multinomial_invalid_probabilities::check },
-    Rule { doc: hardcoded_cuda::DOC, check: hardcoded_cuda::check },
-    Rule { doc: int32_class_target::DOC, check: int32_class_target::check },
-    Rule { doc: softmax_into_cross_entropy::DOC, check: softmax_into_cross_entropy::check },
-    Rule { doc: target_out_of_range::DOC, check: target_out_of_range::check },
+pub static ALL: &[Rule] = rules![
+    one_hot_target,
+    target_column_shape,
+    bce_without_sigmoid,
+    head_size_mismatch,
+    tokens_added_without_resize,
+    embedding_too_small,
+    batchnorm_last_batch,
+    multinomial_invalid_probabilities,
+    hardcoded_cuda,
+    int32_class_target,
+    softmax_into_cross_entropy,
+    target_out_of_range,
 ];
 
 /// Source text of an expression for a message: its first line, shortened.
