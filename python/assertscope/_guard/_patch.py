@@ -71,6 +71,13 @@ def install():
         wrapper = wraps(special, original) if special else guarded(check, original, names, name.endswith("_"))
         _undo.append(replace(owner, name, wrapper))
         _register_with_torchscript(wrapper, original)
+    from . import _verified  # second handles on memory that bypass version counters
+
+    for owner_path, name, replacement in _verified.alias_patches():
+        try:
+            _undo.append(replace(resolve(owner_path), name, replacement))
+        except (ImportError, AttributeError):
+            continue
     from . import origin  # construction sites and DataLoader batches, for the error path
 
     origin.install()
