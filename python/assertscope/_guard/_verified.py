@@ -37,7 +37,7 @@ import weakref
 
 import torch
 
-__all__ = ["region", "known_ranges", "known_ranges_of", "remember", "expose", "enabled", "INDEX_DTYPES"]
+__all__ = ["region", "known_ranges", "known_ranges_of", "ranges_of", "remember", "expose", "enabled", "INDEX_DTYPES"]
 
 enabled = os.environ.get("ASSERTSCOPE_GUARD_CACHE", "1") != "0"
 
@@ -88,6 +88,17 @@ def known_ranges_of(value):
     if value._version != entry[1] or value.data_ptr() != entry[2]:
         return None
     return entry[3]
+
+
+def ranges_of(value):
+    """known_ranges() of any value: by identity, else by storage region (a new view object
+    of a buffer read before, as `labels.unsqueeze(1)` or `edges[0]` make every call)."""
+    facts = known_ranges_of(value)
+    if facts is None and isinstance(value, torch.Tensor):
+        found = region(value)
+        if found is not _UNCACHED:
+            facts = known_ranges(found)
+    return facts
 
 
 def forget(tensor):

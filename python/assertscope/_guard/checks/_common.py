@@ -5,7 +5,7 @@ import torch
 from .._call import Check
 from .._state import checkable
 from .._rules import RangeRule
-from .._verified import known_ranges_of
+from .._verified import ranges_of
 from .._analysis import range_report, interval, plural
 from ... import kb
 from ...errors import Finding
@@ -64,7 +64,7 @@ class IndexRangeCheck(Check):
         raise NotImplementedError
 
     def quick(self, call):
-        facts = known_ranges_of(call.get(self.index))
+        facts = ranges_of(call.get(self.index))
         if facts is None:
             return False
         limits = self.limits(call)

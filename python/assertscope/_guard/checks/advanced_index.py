@@ -20,7 +20,7 @@ from .._call import Call, Check
 from .._runner import run
 from .._state import skip_call
 from .._rules import RangeRule
-from .._verified import known_ranges_of
+from .._verified import ranges_of
 from ._common import is_index_tensor, within
 
 _SIMPLE = frozenset({int, slice, type(None), type(Ellipsis), bool})
@@ -84,9 +84,9 @@ class AdvancedIndexCheck(Check):
 
     def quick(self, call):
         index = call.get(self.container)
-        if self.tuple_only or type(index) is not torch.Tensor:
+        if self.tuple_only or not isinstance(index, torch.Tensor):
             return False  # (tuples of indices take the full path)
-        facts = known_ranges_of(index)
+        facts = ranges_of(index)
         if facts is None:
             return False
         target = call.get("input")

@@ -16,7 +16,7 @@ from .._analysis import looks_like_positions, plural, range_report
 from .._call import Check
 from .._state import checkable
 from .._rules import RangeRule
-from .._verified import known_ranges_of
+from .._verified import ranges_of
 from ._common import is_index_tensor, within
 
 
@@ -44,7 +44,7 @@ class EmbeddingCheck(Check):
         self.weight = weight
 
     def quick(self, call):
-        facts = known_ranges_of(call.get("indices"))
+        facts = ranges_of(call.get("indices"))
         if facts is None:
             return False
         weight = call.get(self.weight)
