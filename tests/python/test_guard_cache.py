@@ -18,6 +18,7 @@ OPS = {
     "embedding": lambda idx: F.embedding(idx, TABLE),
     "x[idx]": lambda idx: TABLE[idx],
     "gather": lambda idx: TABLE.gather(0, idx.unsqueeze(1).expand(-1, 4)),
+    "index_put_": lambda idx: torch.zeros(10, 4).index_put_((idx,), torch.ones(idx.shape[0], 4), accumulate=True),
     "cross_entropy": lambda idx: F.cross_entropy(torch.randn(idx.shape[0], 10), idx),
 }
 

@@ -84,8 +84,14 @@ class AdvancedIndexCheck(Check):
 
     def quick(self, call):
         index = call.get(self.container)
-        if self.tuple_only or not isinstance(index, torch.Tensor):
-            return False  # (tuples of indices take the full path)
+        if type(index) is tuple or (self.tuple_only and isinstance(index, list)):
+            if len(index) != 1:
+                return False  # (several indices take the full path)
+            index = index[0]
+        elif self.tuple_only:
+            return False
+        if not isinstance(index, torch.Tensor):
+            return False
         facts = ranges_of(index)
         if facts is None:
             return False
