@@ -96,12 +96,16 @@ def ranges_of(value):
     entry = _by_identity.get(id(value))
     if entry is not None and entry[0]() is value and value._version == entry[1] and value.data_ptr() == entry[2]:
         return entry[3]  # (known_ranges_of, inlined: this is the hot path of every guarded call)
-    facts = None
-    if isinstance(value, torch.Tensor):
-        found = region(value)
-        if found is not _UNCACHED:
-            facts = known_ranges(found)
-    return facts
+    if not isinstance(value, torch.Tensor):
+        return None
+    try:
+        regions = getattr(value.untyped_storage(), _ATTRIBUTE, None)
+    except (RuntimeError, NotImplementedError):
+        return None
+    if regions is None or regions is _EXPOSED:
+        return None  # (a fresh tensor: no key to build)
+    found = region(value)
+    return None if found is _UNCACHED else known_ranges(found)
 
 
 def forget(tensor):
@@ -168,7 +172,8 @@ def _writes_are_versioned(storage):
     """Memory PyTorch allocated itself and only this process writes."""
     if not storage.resizable():
         return False  # from_numpy, frombuffer, from_dlpack, CUDA IPC: written by others
-    return storage.device.type == "cuda" or not storage.is_shared()
+    # (is_shared() is always True of CUDA storages: only CPU ones can be in shared memory)
+    return not storage.is_shared() or storage.device.type == "cuda"
 
 
 def alias_patches():
