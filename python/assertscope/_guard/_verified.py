@@ -93,6 +93,8 @@ def known_ranges_of(value):
 def ranges_of(value):
     """known_ranges() of any value: by identity, else by storage region (a new view object
     of a buffer read before, as `labels.unsqueeze(1)` or `edges[0]` make every call)."""
+    if not enabled:
+        return None
     entry = _by_identity.get(id(value))
     if entry is not None and entry[0]() is value and value._version == entry[1] and value.data_ptr() == entry[2]:
         return entry[3]  # (known_ranges_of, inlined: this is the hot path of every guarded call)
@@ -104,8 +106,11 @@ def ranges_of(value):
         return None
     if regions is None or regions is _EXPOSED:
         return None  # (a fresh tensor: no key to build)
-    found = region(value)
-    return None if found is _UNCACHED else known_ranges(found)
+    try:
+        entry = regions.get((value.data_ptr(), value.shape, value.stride(), value.dtype))
+        return entry[1] if entry is not None and entry[0] == value._version else None
+    except RuntimeError:  # an inference tensor (no version counter) on a storage read before
+        return None
 
 
 def forget(tensor):
