@@ -184,6 +184,16 @@ def test_shared_memory_is_never_trusted(reads):
     assert reads[0] == 2
 
 
+def test_memory_moved_into_shared_memory_after_its_check_is_never_trusted(reads):
+    idx = torch.tensor([1, 2, 3])
+    with assertscope.guard():
+        TABLE.index_select(0, idx)
+        idx.share_memory_()  # from now on another process may write it
+        TABLE.index_select(0, idx)
+        TABLE.index_select(0, idx)
+    assert reads[0] == 3
+
+
 @pytest.mark.parametrize("mode", ["auto", "async"])
 def test_inference_tensors_are_never_trusted(mode, reads):
     with torch.inference_mode(), assertscope.guard(mode=mode):

@@ -139,15 +139,17 @@ def remember(found, low, high, ignore=None):
     regions = getattr(storage, _ATTRIBUTE, None)
     if regions is _EXPOSED:
         return
-    try:
-        if regions is None:
-            if not _writes_are_versioned(storage):
-                setattr(storage, _ATTRIBUTE, _EXPOSED)
-                return
+    # Asked at every store, not once per storage: share_memory_() moves a storage read
+    # before into shared memory, where another process may write it.
+    if not _writes_are_versioned(storage):
+        expose(storage)
+        return
+    if regions is None:
+        try:
             regions = {}
             setattr(storage, _ATTRIBUTE, regions)
-    except (AttributeError, TypeError):  # a storage type that takes no attributes
-        return
+        except (AttributeError, TypeError):  # a storage type that takes no attributes
+            return
     entry = regions.get(key)
     if entry is None or entry[0] != version:
         if len(regions) >= _MAX_REGIONS:
