@@ -167,12 +167,12 @@ def expose(value):
     try:
         storage = value if isinstance(value, torch.UntypedStorage) else value.untyped_storage()
         regions = getattr(storage, _ATTRIBUTE, None)
-        if isinstance(regions, dict):
-            for _, facts in regions.values():
-                facts.clear()  # the identity entries share these dicts
-        setattr(storage, _ATTRIBUTE, _EXPOSED)
+        setattr(storage, _ATTRIBUTE, _EXPOSED)  # first: no new entry can land after this
     except Exception:  # noqa: BLE001 - a tensor without storage holds nothing to forget
-        pass
+        return
+    if isinstance(regions, dict):
+        for _, facts in list(regions.values()):
+            facts.clear()  # the identity entries share these dicts
 
 
 def _writes_are_versioned(storage):
