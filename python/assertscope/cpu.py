@@ -341,7 +341,6 @@ def _remap_cuda_module(torch):
     # (torch.cuda.memory, torch.cuda.random), which call each other by their own names.
     answers = {
         "is_initialized": True,
-        "device_count": _device_count,
         "current_device": lambda: state["device"],
         "get_device_name": "CPU (assertscope --cpu)",
         "get_device_capability": (8, 0),
@@ -399,6 +398,10 @@ def _remap_cuda_module(torch):
         for name, value in answers.items():
             if name in vars(module):
                 _wrap(module, name, _returning(value))
+        if "device_count" in vars(module):
+            # With PYTORCH_NVML_BASED_CUDA_CHECK=1 (lightning sets it) the real is_available()
+            # the compiler gets asks device_count(): it must hear the truth as well.
+            _wrap(module, "device_count", _answer_user_code(_device_count))
         for name, function in (("set_device", set_device), ("set_stream", set_stream)):
             if name in vars(module):
                 _wrap(module, name, lambda original, function=function: function)

@@ -16,16 +16,16 @@ pytest.importorskip("torch")
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 
 
-def run_cpu(*args, json_report=False):
+def run_cpu(*args, json_report=False, environment=None):
     # A generous --grace: on a loaded machine a failed process may take longer than the default
     # to print its traceback and exit, and being stopped would change the exit status.
     options = ["--cpu", "--grace", "300", *(["--json"] if json_report else [])]
     command = [assertscope_binary(), "run", *options, "--", sys.executable, *args]
     # CUDA_VISIBLE_DEVICES="" makes a GPU machine behave like the machines --cpu is for.
     env = {**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
-    # Importing lightning (test_libraries.py) sets this in the test process; with it set, a
-    # compiled script under --cpu is not yet remapped (a known gap), so it must not leak here.
+    # Importing lightning (test_libraries.py) sets this in the test process: each test says.
     env.pop("PYTORCH_NVML_BASED_CUDA_CHECK", None)
+    env.update(environment or {})
     return subprocess.run(command, cwd=SCRIPTS, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=600)
 
 
@@ -76,9 +76,12 @@ def test_a_bad_label_after_the_first_adamw_step_is_diagnosed():
     assert b"step 0 " in proc.stderr and b"step 1 " not in proc.stderr
 
 
-def test_a_compiled_cuda_script_runs_on_the_cpu_and_its_bad_id_is_diagnosed():
-    # torch.compile must see the truth (no CUDA, so no Triton) while the script sees a GPU.
-    proc = run_cpu("compiled_tagger.py", "bad-id", json_report=True)
+@pytest.mark.parametrize("nvml_check", ["", "1"], ids=["default", "nvml-based-cuda-check"])
+def test_a_compiled_cuda_script_runs_on_the_cpu_and_its_bad_id_is_diagnosed(nvml_check):
+    # torch.compile must see the truth (no CUDA, so no Triton) while the script sees a GPU;
+    # with PYTORCH_NVML_BASED_CUDA_CHECK=1 (set by lightning) torch asks device_count() instead.
+    environment = {"PYTORCH_NVML_BASED_CUDA_CHECK": nvml_check} if nvml_check else {}
+    proc = run_cpu("compiled_tagger.py", "bad-id", json_report=True, environment=environment)
     assert proc.returncode == 1, proc.stderr.decode()[-3000:]
     root = json.loads(proc.stdout)["diagnoses"][0]
     assert (root["cause"], root["op"]) == ("embedding-index-out-of-range", "embedding")

@@ -96,3 +96,30 @@ def test_inference_mode_on_the_gpu_runs_without_a_sync_and_reports(sync_debug_er
                 torch.cuda.synchronize()
                 torch.zeros((), device="cuda").item()
     assert info.value.op == "embedding" and info.value.values["bad_values"] == [100]
+
+
+def test_a_reused_index_is_checked_on_the_device_once_and_again_after_a_change(sync_debug_error):
+    # A clean asynchronous verdict is remembered (_verified): the unchanged tensor queues no
+    # device-side check again; a change in place is checked (and caught) again.
+    from assertscope._guard import _ledger
+
+    table = torch.randn(10, 4, device="cuda")
+    idx = torch.tensor([1, 2, 3], device="cuda")
+    with assertscope.guard(mode="auto"):
+        table.index_select(0, idx)
+        torch.cuda.set_sync_debug_mode("default")
+        torch.cuda.synchronize()  # a check point: the clean verdict arrives
+        torch.cuda.set_sync_debug_mode("error")
+        ledger = _ledger.ledgers[idx.device]
+        assert not ledger.pending
+        for _ in range(3):
+            table.index_select(0, idx)
+            F.embedding(idx, table)
+        assert not ledger.pending  # nothing was queued for the unchanged tensor
+        idx[0] = 99
+        table.index_select(0, idx)
+        assert ledger.pending
+        torch.cuda.set_sync_debug_mode("default")
+        with pytest.raises(GuardError) as info:
+            torch.cuda.synchronize()
+    assert info.value.values["bad_values"] == [99]

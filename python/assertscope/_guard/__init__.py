@@ -14,13 +14,14 @@ once); "async" checks every tensor asynchronously, CPU tensors included.
 The modules, each importing only those above it:
   _state        mode, and when a call must not be checked
   _call         a call's arguments; the Check interface (checks/ implement it)
+  _patching     replacing attributes (shared by the CPU remapping)
+  _verified     ranges of index tensors already read, trusted while the tensor is unchanged
   _rules        the conditions a kernel asserts, evaluated on the host or the device
   _failure      a failed rule -> GuardError
   _ledger       the asynchronous mode: device-side records, repaired arguments
   _checkpoints  sync points that poll the ledgers
   _hooks        exit and fork
   _runner       one guarded call: rules, then the real op
-  _patching     replacing attributes (shared by the CPU remapping)
   _patch        putting the checks' wrappers in place
 """
 
@@ -87,9 +88,11 @@ def _switch_off(drain=True):
     from ._state import state
 
     state.enabled = False
-    _patch.uninstall()
-    compiled.uninstall()  # compiled
-    _hooks.shutdown(drain)
+    try:
+        _hooks.shutdown(drain)  # first: the check points wrap some of _patch's replacements
+    finally:
+        _patch.uninstall()
+        compiled.uninstall()  # compiled
 
 
 def unguard():

@@ -56,6 +56,11 @@ class Pending:
         # Inference tensors keep no version counter (reading it raises): None, "unknown".
         self.versions = [None if rule.tensor.is_inference() else rule.tensor._version for rule in rules]
 
+    def confirmed(self):
+        """The device found every rule of this call satisfied: remember it (_verified)."""
+        for rule in self.rules:
+            rule.confirmed()
+
     def error(self):
         where = _frames.capture()
         with Busy():
@@ -142,7 +147,7 @@ class Ledger:
             value, covered = seen
             if value == NONE:
                 while self.pending and next(iter(self.pending)) <= covered:
-                    self.pending.popitem(last=False)
+                    self.pending.popitem(last=False)[1].confirmed()
                 if self.pending and not self.copies:
                     self.send(next(reversed(self.pending)))
                 return

@@ -21,6 +21,7 @@ import torch  # noqa: F401 - the guarded ops live there
 
 from ._call import Call
 from ._patching import replace, resolve, wraps
+from ._ledger import ledgers
 from ._runner import run
 from ._state import skip_call
 
@@ -33,10 +34,15 @@ _jit_ids = []
 def guarded(check, original, names, writes_input):
     """The wrapper for one op: its check, then the original."""
 
+    quick = check.quick
+
     def guarded_call(*args, **kwargs):
         if skip_call():
             return original(*args, **kwargs)
-        return run(check, original, Call(names, args, kwargs), writes_input)
+        call = Call(names, args, kwargs)
+        if not ledgers and quick(call):
+            return original(*args, **kwargs)  # (run() would say the same, a little later)
+        return run(check, original, call, writes_input)
 
     return wraps(guarded_call, original)
 
@@ -71,6 +77,13 @@ def install():
         wrapper = wraps(special, original) if special else guarded(check, original, names, name.endswith("_"))
         _undo.append(replace(owner, name, wrapper))
         _register_with_torchscript(wrapper, original)
+    from . import _verified  # second handles on memory that bypass version counters
+
+    for owner_path, name, replacement in _verified.alias_patches():
+        try:
+            _undo.append(replace(resolve(owner_path), name, replacement))
+        except (ImportError, AttributeError):
+            continue
     from . import origin  # construction sites and DataLoader batches, for the error path
 
     origin.install()

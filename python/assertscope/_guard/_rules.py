@@ -10,6 +10,8 @@ probabilities a safe probability. Repairs are only visible when the guard will r
 
 import torch
 
+from . import _verified
+
 __all__ = [
     "Rule",
     "RangeRule",
@@ -42,6 +44,17 @@ class Rule:
 
     def passes(self):
         return not bool(_item(self.bad().any()))
+
+    def known_to_pass(self):
+        """True if the rule is known to hold without reading the device (see RangeRule)."""
+        return False
+
+    def evaluate(self):
+        """passes(), once known_to_pass() said False."""
+        return self.passes()
+
+    def confirmed(self):
+        """Called once the asynchronous verdict of this rule came back clean."""
 
     def bad(self):
         raise NotImplementedError
@@ -78,9 +91,13 @@ def distinct(tensor):
 
 
 class RangeRule(Rule):
-    """Every entry lies in [low, high) (high None: no upper bound), except `ignore`."""
+    """Every entry lies in [low, high) (high None: no upper bound), except `ignore`.
 
-    __slots__ = ("low", "high", "ignore", "fill")
+    A range once read is remembered for the tensor's region and version (_verified): a
+    tensor reused unchanged is not read again.
+    """
+
+    __slots__ = ("low", "high", "ignore", "fill", "found")
 
     def __init__(self, arg, tensor, low, high, ignore=None, fill=0, host_list=False):
         self.arg = arg
@@ -94,18 +111,48 @@ class RangeRule(Rule):
         self.high = high
         self.ignore = ignore
         self.fill = ignore if ignore is not None else fill
+        self.found = None
+
+    def contains(self, known):
+        return known is not None and known[0] >= self.low and (self.high is None or known[1] < self.high)
+
+    def known_to_pass(self):
+        """True if a remembered range of this very tensor version already satisfies the rule
+        (no device read); else notes the tensor's region for remember()."""
+        if self.satisfied_by(_verified.known_ranges_of(self.tensor)):
+            return True
+        found = self.found = _verified.region(self.tensor)
+        return found is not None and self.satisfied_by(_verified.known_ranges(found))
+
+    def satisfied_by(self, facts):
+        if facts is None:
+            return False
+        return self.contains(facts.get(None)) or (self.ignore is not None and self.contains(facts.get(self.ignore)))
+
+    def confirmed(self):
+        """The asynchronous verdict came back clean: the bounds themselves are the range."""
+        high = float("inf") if self.high is None else self.high - 1
+        _verified.remember(self.found, self.low, high, self.ignore)
 
     def passes(self):
+        return self.known_to_pass() or self.evaluate()
+
+    def evaluate(self):
         # One fused reduction and two reads: the whole cost of a clean call.
         tensor = distinct(self.tensor)
         low, high = torch.aminmax(tensor)
-        if _item(low) >= self.low and (self.high is None or _item(high) < self.high):
+        low, high = _item(low), _item(high)
+        _verified.remember(self.found, low, high)
+        if low >= self.low and (self.high is None or high < self.high):
             return True
         if self.ignore is None:
             return False
         # Padding such as ignore_index=-100 sits below the range: look again without it.
+        # (The ignored entries read as `low`: still bounds of the other values.)
         low, high = torch.aminmax(torch.where(tensor == self.ignore, self.low, tensor))
-        return _item(low) >= self.low and (self.high is None or _item(high) < self.high)
+        low, high = _item(low), _item(high)
+        _verified.remember(self.found, low, high, self.ignore)
+        return low >= self.low and (self.high is None or high < self.high)
 
     def bad(self):
         t = self.tensor

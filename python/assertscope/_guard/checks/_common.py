@@ -5,11 +5,12 @@ import torch
 from .._call import Check
 from .._state import checkable
 from .._rules import RangeRule
+from .._verified import ranges_of
 from .._analysis import range_report, interval, plural
 from ... import kb
 from ...errors import Finding
 
-__all__ = ["is_index_tensor", "dim_size", "IndexRangeCheck"]
+__all__ = ["is_index_tensor", "dim_size", "within", "IndexRangeCheck"]
 
 
 _INDEX_DTYPES = frozenset(
@@ -19,43 +20,64 @@ _INDEX_DTYPES = frozenset(
 
 def is_index_tensor(value):
     """A checkable tensor of an integer dtype (bool and uint8 index as masks, not here)."""
-    return checkable(value) and value.dtype in _INDEX_DTYPES
+    return isinstance(value, torch.Tensor) and value.dtype in _INDEX_DTYPES and checkable(value)
 
 
 def dim_size(tensor, dim):
     """(normalised dim, size) of a dimension; a 0-dim tensor counts as size 1. None if dim is odd."""
-    if not isinstance(dim, int) or isinstance(dim, bool):
+    if type(dim) is not int and (not isinstance(dim, int) or isinstance(dim, bool)):
         return None
-    ndim = max(tensor.dim(), 1)
-    if not -ndim <= dim < ndim:
-        return None  # torch raises its own IndexError
-    dim %= ndim
-    return dim, (tensor.shape[dim] if tensor.dim() else 1)
+    shape = tensor.shape
+    ndim = len(shape)
+    if not ndim:
+        return (0, 1) if dim in (0, -1) else None
+    if dim < 0:
+        dim += ndim
+        if dim < 0:
+            return None  # torch raises its own IndexError
+    elif dim >= ndim:
+        return None
+    return dim, shape[dim]
+
+
+def within(known, low, high):
+    """A remembered (min, max) inside [low, high) (high None: no upper bound)."""
+    return known is not None and known[0] >= low and (high is None or known[1] < high)
 
 
 class IndexRangeCheck(Check):
     """An op whose kernel asserts that one index tensor lies in a range along one dimension.
 
-    Subclasses set `op`, `cause`, `index` (the parameter name) and implement `bounds(call)`
-    -> (low, high, what) or None, where `what()` names what is indexed ("dimension 1 of a
-    tensor of shape [4, 32]").
+    Subclasses set `op`, `cause`, `index` (the parameter name) and implement
+    `limits(call)` -> (low, high) or None (from shapes only: it runs on every call) and
+    `what(call)`, which names what is indexed ("dimension 1 of a tensor of shape [4, 32]")
+    on the error path.
     """
 
     cause = "index-out-of-bounds"
     index = "index"
 
-    def bounds(self, call):
+    def limits(self, call):
         raise NotImplementedError
+
+    def what(self, call):
+        raise NotImplementedError
+
+    def quick(self, call):
+        facts = ranges_of(call.get(self.index))
+        if facts is None:
+            return False
+        limits = self.limits(call)
+        return limits is None or within(facts.get(None), *limits)
 
     def rules(self, call):
         index = call.get(self.index)
         if not is_index_tensor(index) or index.numel() == 0:
             return []
-        found = self.bounds(call)
-        if found is None:
+        limits = self.limits(call)
+        if limits is None:
             return []
-        low, high, _ = found
-        return [RangeRule(self.index, index, low, high)]
+        return [RangeRule(self.index, index, *limits)]
 
     def hint(self, call, facts, low, high, what):
         if facts["min"] is not None and facts["min"] < 0 and low == 0:
@@ -70,8 +92,8 @@ class IndexRangeCheck(Check):
         return [("index", call.get(self.index)), ("input", call.get("input"))]
 
     def explain(self, call, rule):
-        low, high, what = self.bounds(call)
-        what = what()  # a text only the error path needs
+        low, high = self.limits(call)
+        what = self.what(call)
         suffix, facts = range_report(rule.tensor, low, high)
         count = facts["bad_count"]
         note = "; negative indices are not allowed" if low == 0 else ""

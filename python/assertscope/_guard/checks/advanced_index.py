@@ -20,7 +20,8 @@ from .._call import Call, Check
 from .._runner import run
 from .._state import skip_call
 from .._rules import RangeRule
-from ._common import is_index_tensor
+from .._verified import ranges_of
+from ._common import is_index_tensor, within
 
 _SIMPLE = frozenset({int, slice, type(None), type(Ellipsis), bool})
 
@@ -80,6 +81,25 @@ class AdvancedIndexCheck(Check):
         self.names = names
         # index_put_ takes a sequence of tensors, one per dimension, never a single index.
         self.tuple_only = tuple_only
+
+    def quick(self, call):
+        index = call.get(self.container)
+        if type(index) is tuple or (self.tuple_only and isinstance(index, list)):
+            if len(index) != 1:
+                return False  # (several indices take the full path)
+            index = index[0]
+        elif self.tuple_only:
+            return False
+        if not isinstance(index, torch.Tensor):
+            return False
+        facts = ranges_of(index)
+        if facts is None:
+            return False
+        target = call.get("input")
+        if not isinstance(target, torch.Tensor) or not target.dim():
+            return False
+        size = target.shape[0]
+        return within(facts.get(None), -size, size)
 
     def items(self, index):
         if self.tuple_only or type(index) is tuple or treated_as_tuple(index):

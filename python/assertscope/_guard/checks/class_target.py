@@ -18,7 +18,8 @@ from .._analysis import interval, looks_one_based, plural, range_report
 from .._call import Check
 from .._state import checkable
 from .._rules import RangeRule, Rule
-from ._common import is_index_tensor
+from .._verified import ranges_of
+from ._common import is_index_tensor, within
 
 LARGE_VOCABULARY = 1000  # more classes than this: the "classes" are probably tokens
 
@@ -60,6 +61,21 @@ class ClassTargetCheck(Check):
 
     def ignore_index(self, call):
         return call.get("ignore_index", -100) if self.has_ignore_index else None
+
+    def quick(self, call):
+        target = call.get("target")
+        facts = ranges_of(target)
+        if facts is None:
+            return False
+        input = call.get("input")
+        if not isinstance(input, torch.Tensor) or not input.dim():
+            return False
+        if self.batch_problem(input, target) is not None or self.shape_problem(input, target) is not None:
+            return False  # the full path explains PyTorch's refusal
+        classes, ignore = self.classes(input), self.ignore_index(call)
+        return within(facts.get(None), self.low, classes) or (
+            ignore is not None and within(facts.get(ignore), self.low, classes)
+        )
 
     def rules(self, call):
         input, target = call.get("input"), call.get("target")

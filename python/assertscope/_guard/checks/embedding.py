@@ -8,13 +8,16 @@ max_position_embeddings; -100 label padding fed to the embedding.
 Fix: size the table from the vocabulary, `resize_token_embeddings`, truncate sequences.
 """
 
+import torch
+
 from ... import kb
 from ...errors import Finding
 from .._analysis import looks_like_positions, plural, range_report
 from .._call import Check
 from .._state import checkable
 from .._rules import RangeRule
-from ._common import is_index_tensor
+from .._verified import ranges_of
+from ._common import is_index_tensor, within
 
 
 def embedding_hint(ids, facts, rows):
@@ -39,6 +42,13 @@ class EmbeddingCheck(Check):
     def __init__(self, op, weight):
         self.op = op
         self.weight = weight
+
+    def quick(self, call):
+        facts = ranges_of(call.get("indices"))
+        if facts is None:
+            return False
+        weight = call.get(self.weight)
+        return isinstance(weight, torch.Tensor) and weight.dim() > 0 and within(facts.get(None), 0, weight.shape[0])
 
     def rules(self, call):
         weight, ids = call.get(self.weight), call.get("indices")

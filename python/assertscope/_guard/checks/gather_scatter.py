@@ -20,21 +20,23 @@ class AlongDimCheck(IndexRangeCheck):
         self.index = index
         self.flattened_without_dim = flattened_without_dim
 
-    def bounds(self, call):
+    def limits(self, call):
         target = call.get("input")
-        if not isinstance(target, torch.Tensor) or target.device.type == "meta":
+        if not isinstance(target, torch.Tensor) or target.is_meta:
             return None
-        dim = call.get("dim")
         if self.flattened_without_dim:
-            if dim is not None:
+            if call.get("dim") is not None:
                 return None  # take_along_dim(..., dim) wraps every index: nothing can assert
-            size = target.numel()
-            return 0, size, lambda: f"the {size} elements of the flattened input"
-        found = dim_size(target, dim)
-        if found is None:
-            return None
-        dim, size = found
-        return 0, size, lambda: f"dimension {dim} of a tensor of shape {list(target.shape)}"
+            return 0, target.numel()
+        found = dim_size(target, call.get("dim"))
+        return None if found is None else (0, found[1])
+
+    def what(self, call):
+        target = call.get("input")
+        if self.flattened_without_dim:
+            return f"the {target.numel()} elements of the flattened input"
+        dim, _ = dim_size(target, call.get("dim"))
+        return f"dimension {dim} of a tensor of shape {list(target.shape)}"
 
 
 _GATHER = AlongDimCheck("gather")

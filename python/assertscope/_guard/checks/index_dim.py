@@ -20,16 +20,21 @@ class IndexAlongDimCheck(IndexRangeCheck):
         self.negatives_allowed = negatives_allowed
         self.pytorch_error = pytorch_error
 
-    def bounds(self, call):
+    def limits(self, call):
         target = call.get("input")
-        if not isinstance(target, torch.Tensor) or target.device.type == "meta":
+        if not isinstance(target, torch.Tensor) or target.is_meta:
             return None
         found = dim_size(target, call.get("dim"))
         if found is None:
             return None
-        dim, size = found
+        size = found[1]
         wraps = self.negatives_allowed or (self.op == "index_select" and target.is_sparse)
-        return (-size if wraps else 0), size, lambda: f"dimension {dim} of a tensor of shape {list(target.shape)}"
+        return (-size if wraps else 0), size
+
+    def what(self, call):
+        target = call.get("input")
+        dim, _ = dim_size(target, call.get("dim"))
+        return f"dimension {dim} of a tensor of shape {list(target.shape)}"
 
 
 _SELECT = IndexAlongDimCheck("index_select")

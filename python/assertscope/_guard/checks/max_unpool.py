@@ -18,12 +18,15 @@ class MaxUnpoolCheck(IndexRangeCheck):
     def __init__(self, op):
         self.op = op
 
-    def bounds(self, call):
+    def limits(self, call):
         size = call.get("output_size")
         if not isinstance(size, (list, tuple)) or not all(isinstance(s, int) for s in size):
             return None
-        plane = math.prod(size)
-        return 0, plane, lambda: f"the {plane} positions of an output plane of {'x'.join(map(str, size))}"
+        return 0, math.prod(size)
+
+    def what(self, call):
+        size = call.get("output_size")
+        return f"the {math.prod(size)} positions of an output plane of {'x'.join(map(str, size))}"
 
     def hint(self, call, facts, low, high, what):
         return kb.hint("max-unpool-indices")

@@ -12,6 +12,8 @@ from .._analysis import interval, plural, range_report
 from .._call import Check
 from .._state import checkable
 from .._rules import RangeRule
+from .._verified import ranges_of
+from ._common import within
 from .class_target import class_hint
 
 import torch
@@ -26,6 +28,11 @@ class OneHotCheck(Check):
         if not isinstance(classes, int) or classes < -1:
             return None
         return 0, (classes if classes != -1 else None)
+
+    def quick(self, call):
+        facts = ranges_of(call.get("tensor"))
+        found = self.bounds(call)
+        return facts is not None and found is not None and within(facts.get(None), *found)
 
     def rules(self, call):
         tensor = call.get("tensor")

@@ -17,12 +17,15 @@ class FlatIndexCheck(IndexRangeCheck):
     def __init__(self, op):
         self.op = op
 
-    def bounds(self, call):
+    def limits(self, call):
         target = call.get("input")
-        if not isinstance(target, torch.Tensor) or target.device.type == "meta":
+        if not isinstance(target, torch.Tensor) or target.is_meta:
             return None
         size = target.numel()
-        return -size, size, lambda: f"the {size} elements of the flattened input"
+        return -size, size
+
+    def what(self, call):
+        return f"the {call.get('input').numel()} elements of the flattened input"
 
 
 _TAKE = FlatIndexCheck("take")
