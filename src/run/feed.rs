@@ -6,6 +6,7 @@
 //! writes if they were tiny) is scanned: the final part, where a crash is. Where bytes
 //! were dropped the scanner sees a line break, so no line is glued to a stranger.
 
+use super::output::EndSignal;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
@@ -162,20 +163,94 @@ impl FeedReader {
                 return;
             }
         }
-        let cut = match memchr::memrchr(b'\n', &self.partial[start..]) {
-            Some(i) => start + i + 1,
-            None if self.partial.len() >= LONGEST_HELD_LINE => self.partial.len(),
-            None => return,
+        hand_over_lines(&mut self.partial, start, ready);
+    }
+}
+
+/// Moves the whole lines of `partial` (whose bytes from `start` on are new) to `ready`,
+/// keeping the unfinished last line.
+fn hand_over_lines(partial: &mut Vec<u8>, start: usize, ready: &mut Vec<u8>) {
+    let cut = match memchr::memrchr(b'\n', &partial[start..]) {
+        Some(i) => start + i + 1,
+        None if partial.len() >= LONGEST_HELD_LINE => partial.len(),
+        None => return,
+    };
+    if ready.is_empty() {
+        // Hand the buffer itself over; only the unfinished line is copied.
+        let rest = partial[cut..].to_vec();
+        partial.truncate(cut);
+        std::mem::swap(ready, partial);
+        *partial = rest;
+    } else {
+        ready.extend_from_slice(&partial[..cut]);
+        partial.drain(..cut);
+    }
+}
+
+/// A regular file the child writes to itself, read as it grows. While the child runs
+/// nothing is lost, as the file keeps what the scanner has not read yet; once it has
+/// ended, a scanner far behind skips to the file's last [`FINAL_SCAN_BYTES`], so that
+/// `run` ends promptly and the final part, where a crash is, is still scanned.
+pub struct FileFeed {
+    file: File,
+    offset: u64,
+    partial: Vec<u8>,
+    open: bool,
+}
+
+/// How much of a followed file is still scanned after the child has ended.
+pub const FINAL_SCAN_BYTES: u64 = 16 << 20;
+
+impl FileFeed {
+    pub fn new(file: File, from: u64) -> FileFeed {
+        FileFeed { file, offset: from, partial: Vec::new(), open: true }
+    }
+
+    fn skip_to_the_final_part(&mut self, ready: &mut Vec<u8>) {
+        let Ok(meta) = self.file.metadata() else { return };
+        let final_part = meta.len().saturating_sub(FINAL_SCAN_BYTES);
+        if self.offset < final_part {
+            self.offset = final_part;
+            // The line in progress lost its end: it ends here.
+            if !self.partial.is_empty() {
+                ready.append(&mut self.partial);
+                ready.push(b'\n');
+            }
+        }
+    }
+
+    /// Reads what was added since the last call; once the child had ended before a
+    /// read that finds nothing new, the file is done.
+    fn pull(&mut self, ready: &mut Vec<u8>, child_had_ended: bool) {
+        use std::os::unix::fs::FileExt;
+        if child_had_ended {
+            self.skip_to_the_final_part(ready);
+        }
+        let start = self.partial.len();
+        self.partial.resize(start + READ_BYTES, 0);
+        let read = loop {
+            match self.file.read_at(&mut self.partial[start..], self.offset) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                other => break other,
+            }
         };
-        if ready.is_empty() {
-            // Hand the buffer itself over; only the unfinished line is copied.
-            let rest = self.partial[cut..].to_vec();
-            self.partial.truncate(cut);
-            std::mem::swap(ready, &mut self.partial);
-            self.partial = rest;
-        } else {
-            ready.extend_from_slice(&self.partial[..cut]);
-            self.partial.drain(..cut);
+        match read {
+            Ok(n) if n > 0 => {
+                self.partial.truncate(start + n);
+                self.offset += n as u64;
+                hand_over_lines(&mut self.partial, start, ready);
+            }
+            // Nothing new (or the file cannot be read any more).
+            _ => {
+                self.partial.truncate(start);
+                if child_had_ended || read.is_err() {
+                    self.open = false;
+                    if !self.partial.is_empty() {
+                        self.partial.push(b'\n');
+                        ready.append(&mut self.partial);
+                    }
+                }
+            }
         }
     }
 }
@@ -183,27 +258,55 @@ impl FeedReader {
 /// Every stream's copy, read as one stream of whole lines.
 pub struct ScanInput {
     feeds: Vec<FeedReader>,
+    files: Vec<FileFeed>,
+    child_ended: Arc<EndSignal>,
     ready: Vec<u8>,
     pos: usize,
 }
 
+/// How often a followed file is looked at while it is not growing.
+const FILE_POLL_MS: libc::c_int = 20;
+
 impl ScanInput {
-    pub fn new(feeds: Vec<FeedReader>) -> ScanInput {
-        ScanInput { feeds, ready: Vec::new(), pos: 0 }
+    pub fn new(feeds: Vec<FeedReader>, files: Vec<FileFeed>, child_ended: Arc<EndSignal>) -> ScanInput {
+        ScanInput { feeds, files, child_ended, ready: Vec::new(), pos: 0 }
+    }
+
+    fn is_done(&self) -> bool {
+        self.feeds.iter().all(|f| !f.open) && self.files.iter().all(|f| !f.open)
     }
 
     /// Waits until some stream has something (or has ended) and takes it.
     fn refill(&mut self) {
         self.ready.clear();
         self.pos = 0;
+        let mut ready = std::mem::take(&mut self.ready);
+        let ended = self.child_ended.is_set();
+        for file in self.files.iter_mut().filter(|f| f.open) {
+            file.pull(&mut ready, ended);
+        }
+        self.ready = ready;
+        if !self.ready.is_empty() || self.is_done() {
+            return;
+        }
+        let following = self.files.iter().any(|f| f.open);
         let mut fds: Vec<libc::pollfd> = self
             .feeds
             .iter()
             .filter(|f| f.open)
             .map(|f| libc::pollfd { fd: f.shared.read.as_raw_fd(), events: libc::POLLIN, revents: 0 })
             .collect();
+        if following {
+            // A file is always readable: look again soon, or at once when the child ends.
+            fds.push(libc::pollfd {
+                fd: self.child_ended.wake_fd().as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            });
+        }
+        let timeout = if following { FILE_POLL_MS } else { -1 };
         // SAFETY: a valid array of pollfds of the given length.
-        let polled = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+        let polled = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
         if polled < 0 {
             return;
         }
@@ -221,7 +324,7 @@ impl ScanInput {
 impl Read for ScanInput {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         while self.pos >= self.ready.len() {
-            if self.feeds.iter().all(|f| !f.open) {
+            if self.is_done() {
                 return Ok(0);
             }
             self.refill();
@@ -239,7 +342,7 @@ mod tests {
 
     fn scanned(feeds: Vec<FeedReader>) -> String {
         let mut s = String::new();
-        ScanInput::new(feeds).read_to_string(&mut s).unwrap();
+        ScanInput::new(feeds, Vec::new(), EndSignal::new().unwrap()).read_to_string(&mut s).unwrap();
         s
     }
 
@@ -287,5 +390,40 @@ mod tests {
         for l in got.lines() {
             assert!(whole.contains(l) || l.starts_with("RuntimeError"), "{l:?}");
         }
+    }
+
+    fn followed(content: &[u8], from: u64) -> FileFeed {
+        let path = std::env::temp_dir().join(format!("assertscope-feed-test-{}-{from}", std::process::id()));
+        std::fs::write(&path, content).unwrap();
+        let file = File::open(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        FileFeed::new(file, from)
+    }
+
+    #[test]
+    fn a_followed_file_is_read_from_where_the_output_starts_to_its_end() {
+        let ended = EndSignal::new().unwrap();
+        ended.set();
+        let file = followed(b"written before\nline one\nlast, unfinished", 15);
+        let mut s = String::new();
+        ScanInput::new(Vec::new(), vec![file], ended.clone()).read_to_string(&mut s).unwrap();
+        assert_eq!(s, "line one\nlast, unfinished\n");
+        // Ending with a whole line: nothing left to hand out when the file is done.
+        let mut s = String::new();
+        ScanInput::new(Vec::new(), vec![followed(b"one\ntwo\n", 0)], ended).read_to_string(&mut s).unwrap();
+        assert_eq!(s, "one\ntwo\n");
+    }
+
+    #[test]
+    fn a_scanner_far_behind_an_ended_child_scans_only_the_final_part() {
+        let ended = EndSignal::new().unwrap();
+        ended.set();
+        let line = b"[rank0]: step 1 | loss 0.48\n";
+        let mut content = line.repeat((FINAL_SCAN_BYTES as usize * 2) / line.len());
+        content.extend_from_slice(b"RuntimeError: CUDA error: device-side assert triggered\n");
+        let mut s = String::new();
+        ScanInput::new(Vec::new(), vec![followed(&content, 0)], ended).read_to_string(&mut s).unwrap();
+        assert!(s.len() as u64 <= FINAL_SCAN_BYTES + 1, "{}", s.len());
+        assert!(s.ends_with("\nRuntimeError: CUDA error: device-side assert triggered\n"));
     }
 }

@@ -152,7 +152,8 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<Outcome
         .zip(feed_writers)
         .map(|(s, feed)| output::pump(s.source, s.sink, feed, child_ended.clone()))
         .collect();
-    let lines = feed::ScanInput::new(feeds);
+    let files = plumbing.files.into_iter().map(|f| feed::FileFeed::new(f.file, f.from)).collect();
+    let lines = feed::ScanInput::new(feeds, files, child_ended.clone());
     let scanner_input: Box<dyn std::io::Read + Send> = match &tail {
         Some(t) => Box::new(output::TeeTail::new(lines, t.clone())),
         None => Box::new(lines),
