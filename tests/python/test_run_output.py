@@ -95,3 +95,22 @@ def test_the_end_of_a_flood_of_output_is_always_diagnosed(tmp_path, destination)
     assert len(output) > flood * 0.99
     diagnoses = json.loads(proc.stdout)["diagnoses"]
     assert diagnoses and diagnoses[0]["cause"] == "unknown-device-assert", diagnoses
+
+
+def test_a_write_error_on_a_file_reaches_the_child_as_without_run(tmp_path):
+    # A file-size limit stands in for a full disk: the child must see the file's own error
+    # (EFBIG), not a broken pipe, and end as it would without run.
+    import resource
+
+    def limit_file_size():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+    code = "import os\nos.write(1, b'x' * (2 << 20))\nos.write(1, b'more')"
+    results = []
+    for cmd in ([sys.executable, "-c", code], under_run(sys.executable, "-c", code)):
+        out = tmp_path / f"out{len(results)}"
+        with open(out, "wb") as f:
+            proc = subprocess.run(cmd, stdout=f, stderr=subprocess.PIPE, preexec_fn=limit_file_size, timeout=120)
+        results.append((proc.returncode, out.stat().st_size))
+        assert b"[Errno 27] File too large" in proc.stderr, proc.stderr
+    assert results[1] == results[0]
