@@ -86,11 +86,18 @@ impl FeedWriter {
         }
     }
 
-    /// Drops the oldest unscanned bytes: the scanner is a whole pipe behind.
+    /// Drops the oldest unscanned bytes: the scanner is a whole pipe behind. A scanner
+    /// in the middle of a read is making room itself: then this waits for room a moment
+    /// instead of for the lock, as the scanner runs at a low priority and may be
+    /// descheduled while it holds it.
     pub fn make_room(&mut self) {
-        let mut dropped = match self.shared.dropped.lock() {
+        let mut dropped = match self.shared.dropped.try_lock() {
             Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                super::output::wait_for(self.write.as_fd(), libc::POLLOUT, 1);
+                return;
+            }
         };
         let n = discard(&self.shared.read, &self.null, DROP_BYTES);
         *dropped += n as u64;
@@ -255,6 +262,24 @@ impl FileFeed {
     }
 }
 
+/// The scanner's nice value. Not 19: an unprivileged thread cannot raise its priority
+/// again, and the final part must still be scanned promptly once the child has ended.
+const SCANNER_NICE: libc::c_int = 10;
+
+/// Sets the calling thread's nice value (on Linux, a thread's own); false if refused.
+fn set_own_priority(nice: libc::c_int) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: setpriority on this thread's own id changes only its scheduling weight.
+        unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, nice) == 0 }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = nice;
+        false
+    }
+}
+
 /// Every stream's copy, read as one stream of whole lines.
 pub struct ScanInput {
     feeds: Vec<FeedReader>,
@@ -270,6 +295,13 @@ const FILE_POLL_MS: libc::c_int = 20;
 impl ScanInput {
     pub fn new(feeds: Vec<FeedReader>, files: Vec<FileFeed>, child_ended: Arc<EndSignal>) -> ScanInput {
         ScanInput { feeds, files, child_ended, ready: Vec::new(), pos: 0 }
+    }
+
+    /// Called on the scanner's own thread: the scanner gets a small share of a busy CPU,
+    /// so that a job whose logging keeps every core busy is not slowed by its scanning;
+    /// it then falls behind, which costs the oldest output, never the last.
+    pub fn yield_to_the_job(&self) {
+        set_own_priority(SCANNER_NICE);
     }
 
     fn is_done(&self) -> bool {

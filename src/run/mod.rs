@@ -154,11 +154,15 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<Outcome
         .collect();
     let files = plumbing.files.into_iter().map(|f| feed::FileFeed::new(f.file, f.from)).collect();
     let lines = feed::ScanInput::new(feeds, files, child_ended.clone());
-    let scanner_input: Box<dyn std::io::Read + Send> = match &tail {
-        Some(t) => Box::new(output::TeeTail::new(lines, t.clone())),
-        None => Box::new(lines),
-    };
-    let scanner = std::thread::spawn(move || log::scan(scanner_input, "the run", None));
+    let tail_kept = tail.clone();
+    let scanner = std::thread::spawn(move || {
+        lines.yield_to_the_job();
+        let input: Box<dyn std::io::Read> = match tail_kept {
+            Some(t) => Box::new(output::TeeTail::new(lines, t)),
+            None => Box::new(lines),
+        };
+        log::scan(input, "the run", None)
+    });
 
     let child_id = child.id();
     let mut stop = stop::Policy::new(child_id, opts.grace, report_dir.clone(), run_id.clone());
