@@ -1,10 +1,12 @@
 //! The log scanner's copy of the output. Passing the output on never waits for the
-//! scanner: each stream reaches it through a pipe of its own, and when the scanner has
-//! fallen a whole pipe behind, the *oldest* unscanned bytes in that pipe are dropped to
-//! make room, never the newest. So the scanner sees everything while it keeps up, and
-//! whatever the load, the last pipeful of each stream ([`PIPE_BYTES`], or its last 256
-//! writes if they were tiny) is scanned: the final part, where a crash is. Where bytes
-//! were dropped the scanner sees a line break, so no line is glued to a stranger.
+//! scanner to scan: each stream reaches it through a pipe of its own, and when the
+//! scanner has fallen a whole pipe behind, the *oldest* unscanned quarter of that pipe is
+//! dropped to make room, never the newest. So the scanner sees everything while it keeps
+//! up, and whatever the load, the last three quarters of a pipeful of each stream (768 KiB
+//! of [`PIPE_BYTES`], fewer bytes only if the job wrote it in tiny pieces) is scanned: the
+//! final part, where a crash is. Where bytes were dropped the scanner sees a line break,
+//! so no line is glued to a stranger. Output to a regular file is not piped at all: the
+//! scanner follows the file ([`FileFeed`]).
 
 use super::output::EndSignal;
 use std::fs::File;
