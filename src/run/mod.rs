@@ -4,11 +4,14 @@
 
 mod collect;
 mod command;
+mod feed;
 mod output;
 mod pty;
 mod signals;
 mod stdio;
 mod stop;
+#[cfg(target_os = "linux")]
+mod zero_copy;
 
 pub use command::{resolve_program, CannotStart};
 pub use output::Sink;
@@ -133,6 +136,9 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<JobEnd>
 
     let mut cmd = command::build(&program_path, command, opts, &package, &report_dir, &run_id);
     let plumbing = stdio::attach(&mut cmd, opts.sink, opts.pty)?;
+    let feed_pairs = (plumbing.streams.iter().map(|_| feed::feed()))
+        .collect::<std::io::Result<Vec<_>>>()
+        .context("opening a pipe to the log scanner")?;
     let mut signals = signals::Forwarder::install()?;
     let mut child = cmd.spawn().map_err(|e| spawn_error(&program_path, e))?;
     // `cmd` holds the child's ends of the pipes: drop them, or no read would see the end.
@@ -140,18 +146,24 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<JobEnd>
 
     let tail = opts.report_dir.is_some().then(|| Arc::new(Mutex::new(output::Tail::new(OUTPUT_TAIL_BYTES))));
     let child_ended = output::EndSignal::new()?;
-    let (lines_tx, lines_rx) = output::channel();
-    let scanner_input: Box<dyn std::io::Read + Send> = match &tail {
-        Some(t) => Box::new(output::TeeTail::new(lines_rx, t.clone())),
-        None => Box::new(lines_rx),
-    };
-    let scanner = std::thread::spawn(move || log::scan(scanner_input, "the run", None));
+    let (feed_writers, feeds): (Vec<_>, Vec<_>) = feed_pairs.into_iter().unzip();
     let pumps: Vec<_> = plumbing
         .streams
         .into_iter()
-        .map(|s| output::pump(s.source, s.sink, lines_tx.clone(), child_ended.clone()))
+        .zip(feed_writers)
+        .map(|(s, feed)| output::pump(s.source, s.sink, feed, child_ended.clone()))
         .collect();
-    drop(lines_tx);
+    let files = plumbing.files.into_iter().map(|f| feed::FileFeed::new(f.file, f.from)).collect();
+    let lines = feed::ScanInput::new(feeds, files, child_ended.clone());
+    let tail_kept = tail.clone();
+    let scanner = std::thread::spawn(move || {
+        lines.yield_to_the_job();
+        let input: Box<dyn std::io::Read> = match tail_kept {
+            Some(t) => Box::new(output::TeeTail::new(lines, t)),
+            None => Box::new(lines),
+        };
+        log::scan(input, "the run", None)
+    });
 
     let child_id = child.id();
     let mut stop = stop::Policy::new(child_id, opts.grace, report_dir.clone(), run_id.clone());

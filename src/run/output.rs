@@ -1,12 +1,12 @@
 //! The child's output: passed through live to the user's terminal or file, and at the
-//! same time streamed, in whole lines, to the log scanner that diagnoses it.
+//! same time given to the log scanner (see `feed`), which never slows it down.
 
+use super::feed::FeedWriter;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::mem::ManuallyDrop;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -46,7 +46,7 @@ impl Sink {
     /// Writes straight to the file descriptor: no second buffer, no line buffering (the
     /// child already chose how to buffer), and a descriptor the user's shell left
     /// non-blocking is waited on rather than failed.
-    fn write_all(self, mut bytes: &[u8]) -> io::Result<()> {
+    pub(super) fn write_all(self, mut bytes: &[u8]) -> io::Result<()> {
         let fd = self.fd();
         // SAFETY: the File only borrows fd 1 or 2 and is never dropped, so never closes it.
         let mut file = ManuallyDrop::new(unsafe { File::from_raw_fd(fd.as_raw_fd()) });
@@ -96,74 +96,77 @@ impl EndSignal {
         let _ = (&self.wake_write).write(b"x");
     }
 
-    fn is_set(&self) -> bool {
+    pub(super) fn is_set(&self) -> bool {
         self.ended.load(Ordering::Acquire)
+    }
+
+    /// Readable once the child has ended.
+    pub(super) fn wake_fd(&self) -> BorrowedFd<'_> {
+        self.wake_read.as_fd()
     }
 }
 
-/// Copies `source` to `sink` as it arrives and sends it, in whole lines, to `lines`.
+impl PumpEnd {
+    pub(super) fn from_write_error(sink: Sink, e: io::Error) -> PumpEnd {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            PumpEnd::SinkClosed
+        } else {
+            PumpEnd::WriteFailed(sink, e)
+        }
+    }
+}
+
+/// Passes `source` on to `sink` as it arrives, and gives `feed` (the scanner) a copy.
 /// Once the child has ended it passes on what is already buffered and stops, so that a
 /// background process that inherited the output cannot keep `run` waiting.
-pub fn pump(
-    source: File,
-    sink: Sink,
-    lines: SyncSender<Vec<u8>>,
-    child_ended: Arc<EndSignal>,
-) -> JoinHandle<PumpEnd> {
+pub fn pump(source: File, sink: Sink, feed: FeedWriter, child_ended: Arc<EndSignal>) -> JoinHandle<PumpEnd> {
     std::thread::spawn(move || {
         set_nonblocking(&source);
-        let mut source = source;
-        let mut buf = vec![0u8; CHUNK];
-        let mut partial: Vec<u8> = Vec::new();
-        let end = loop {
-            // Read after looking at the flag: a read that finds nothing once the child had
-            // ended means everything it wrote has been passed on.
-            let ended = child_ended.is_set();
-            let n = match source.read(&mut buf) {
-                Ok(0) => break PumpEnd::Drained,
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    if ended {
-                        break PumpEnd::Drained;
-                    }
-                    wait_readable(source.as_fd(), child_ended.wake_read.as_fd());
-                    continue;
-                }
-                // A pty reports EIO once every writer has closed its side.
-                Err(_) => break PumpEnd::Drained,
-            };
-            let chunk = &buf[..n];
-            if let Err(e) = sink.write_all(chunk) {
-                break if e.kind() == io::ErrorKind::BrokenPipe {
-                    PumpEnd::SinkClosed
-                } else {
-                    PumpEnd::WriteFailed(sink, e)
-                };
-            }
-            partial.extend_from_slice(chunk);
-            let cut = match memchr::memrchr(b'\n', &partial) {
-                Some(i) => i + 1,
-                // A progress bar that never prints a newline still reaches the scanner.
-                None if partial.len() >= CHUNK => partial.len(),
-                None => continue,
-            };
-            let rest = partial[cut..].to_vec();
-            partial.truncate(cut);
-            let _ = lines.send(std::mem::replace(&mut partial, rest));
+        let mut feed = feed;
+        #[cfg(target_os = "linux")]
+        let end = match super::zero_copy::pass_on(&source, sink, &mut feed, &child_ended) {
+            super::zero_copy::Passed::Ended(end) => end,
+            super::zero_copy::Passed::Unsupported => copy(&source, sink, &mut feed, &child_ended),
         };
+        #[cfg(not(target_os = "linux"))]
+        let end = copy(&source, sink, &mut feed, &child_ended);
         // Closing our end now (not when the thread's caller gets to it) is what gives the
         // child its broken pipe.
         drop(source);
-        if !partial.is_empty() {
-            partial.push(b'\n');
-            let _ = lines.send(partial);
-        }
         end
     })
 }
 
-fn set_nonblocking(file: &File) {
+/// Passes `source` on by reading and writing: for a pty, or a destination that cannot be
+/// spliced to.
+fn copy(mut source: &File, sink: Sink, feed: &mut FeedWriter, child_ended: &EndSignal) -> PumpEnd {
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        // Read after looking at the flag: a read that finds nothing once the child had
+        // ended means everything it wrote has been passed on.
+        let ended = child_ended.is_set();
+        let n = match source.read(&mut buf) {
+            Ok(0) => return PumpEnd::Drained,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if ended {
+                    return PumpEnd::Drained;
+                }
+                wait_readable(source.as_fd(), child_ended.wake_fd());
+                continue;
+            }
+            // A pty reports EIO once every writer has closed its side.
+            Err(_) => return PumpEnd::Drained,
+        };
+        if let Err(e) = sink.write_all(&buf[..n]) {
+            return PumpEnd::from_write_error(sink, e);
+        }
+        feed.copy(&buf[..n]);
+    }
+}
+
+pub(super) fn set_nonblocking(file: &File) {
     let fd = file.as_raw_fd();
     // SAFETY: F_GETFL/F_SETFL on a descriptor we own; only O_NONBLOCK is added, on our
     // own end of the pipe or pty (the child's end is a different open file).
@@ -176,7 +179,7 @@ fn set_nonblocking(file: &File) {
 }
 
 /// Waits until `source` has data or the child has ended.
-fn wait_readable(source: BorrowedFd<'_>, wake: BorrowedFd<'_>) {
+pub(super) fn wait_readable(source: BorrowedFd<'_>, wake: BorrowedFd<'_>) {
     let mut fds = [
         libc::pollfd { fd: source.as_raw_fd(), events: libc::POLLIN, revents: 0 },
         libc::pollfd { fd: wake.as_raw_fd(), events: libc::POLLIN, revents: 0 },
@@ -185,43 +188,10 @@ fn wait_readable(source: BorrowedFd<'_>, wake: BorrowedFd<'_>) {
     unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
 }
 
-fn wait_for(fd: BorrowedFd<'_>, events: libc::c_short, timeout_ms: libc::c_int) {
+pub(super) fn wait_for(fd: BorrowedFd<'_>, events: libc::c_short, timeout_ms: libc::c_int) {
     let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events, revents: 0 };
     // SAFETY: one valid pollfd.
     unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
-}
-
-/// A channel of byte chunks read as one stream.
-pub struct ChannelReader {
-    rx: Receiver<Vec<u8>>,
-    current: Vec<u8>,
-    pos: usize,
-}
-
-/// A bounded channel: output arriving faster than it is scanned slows the writer
-/// instead of growing memory.
-pub fn channel() -> (SyncSender<Vec<u8>>, ChannelReader) {
-    // At most this many chunks of up to CHUNK bytes wait for the scanner.
-    let (tx, rx) = sync_channel(16);
-    (tx, ChannelReader { rx, current: Vec::new(), pos: 0 })
-}
-
-impl Read for ChannelReader {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        while self.pos >= self.current.len() {
-            match self.rx.recv() {
-                Ok(chunk) => {
-                    self.current = chunk;
-                    self.pos = 0;
-                }
-                Err(_) => return Ok(0),
-            }
-        }
-        let n = out.len().min(self.current.len() - self.pos);
-        out[..n].copy_from_slice(&self.current[self.pos..self.pos + n]);
-        self.pos += n;
-        Ok(n)
-    }
 }
 
 /// The last bytes of a stream, kept while it is read (for `run --report-dir`).
@@ -291,15 +261,4 @@ mod tests {
     }
 
     use super::*;
-
-    #[test]
-    fn chunks_become_one_stream() {
-        let (tx, mut rx) = channel();
-        tx.send(b"ab\n".to_vec()).unwrap();
-        tx.send(b"cd\n".to_vec()).unwrap();
-        drop(tx);
-        let mut s = String::new();
-        rx.read_to_string(&mut s).unwrap();
-        assert_eq!(s, "ab\ncd\n");
-    }
 }

@@ -1,6 +1,8 @@
 //! Where the child's stdout and stderr go: for each, a pseudo-terminal when its
-//! destination is a terminal, else a pipe; one pipe for both when they go to the same
-//! file (`> log 2>&1`, `2>&1 | tee`), so their order is kept.
+//! destination is a terminal; the file itself when it is a regular file (the child
+//! writes there as it would without `run`, and the scanner follows the file); else a
+//! pipe, one for both when they go to the same place (`2>&1 | tee`), so their order is
+//! kept.
 
 use super::output::Sink;
 use super::pty;
@@ -15,8 +17,16 @@ pub struct Stream {
     pub sink: Sink,
 }
 
+/// A regular file the child writes to itself, and where its output in it starts.
+pub struct FollowedFile {
+    /// The same file, opened again for reading.
+    pub file: File,
+    pub from: u64,
+}
+
 pub struct Plumbing {
     pub streams: Vec<Stream>,
+    pub files: Vec<FollowedFile>,
     /// Kept to pass terminal resizes on.
     pub pty: Option<(File, Sink)>,
 }
@@ -42,6 +52,18 @@ pub fn attach(cmd: &mut Command, out_sink: Sink, allow_pty: bool) -> anyhow::Res
         pty_kept = Some((pty.master.try_clone()?, sink));
         streams.push(Stream { source: pty.master, sink });
     }
+    let mut files: Vec<(FollowedFile, (u64, u64))> = Vec::new();
+    for (end, sink) in [(&mut out_end, out_sink), (&mut err_end, err_sink)] {
+        if end.is_some() {
+            continue;
+        }
+        if let Some((followed, id)) = follow(sink) {
+            *end = Some(sink.fd().try_clone_to_owned()?);
+            if !files.iter().any(|(_, seen)| *seen == id) {
+                files.push((followed, id));
+            }
+        }
+    }
     match (out_end.is_none(), err_end.is_none()) {
         (true, true) if same_file(out_sink, err_sink) => {
             let (reader, writer) = std::io::pipe()?;
@@ -66,7 +88,43 @@ pub fn attach(cmd: &mut Command, out_sink: Sink, allow_pty: bool) -> anyhow::Res
     for s in &streams {
         enlarge_pipe(&s.source);
     }
-    Ok(Plumbing { streams, pty: pty_kept })
+    let files = files.into_iter().map(|(f, _)| f).collect();
+    Ok(Plumbing { streams, files, pty: pty_kept })
+}
+
+/// When `sink` is a regular file we can read: the file opened again for reading, where
+/// the child's output will start (the end, for a file opened for appending), and the
+/// file's identity. A pipe in between could only ever give the child a broken pipe where
+/// the file would have given it the real error (a full disk), and would cost a copy.
+fn follow(sink: Sink) -> Option<(FollowedFile, (u64, u64))> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
+        let fd = sink.fd().as_raw_fd();
+        let meta = File::from(sink.fd().try_clone_to_owned().ok()?).metadata().ok()?;
+        if !meta.file_type().is_file() {
+            return None;
+        }
+        // Opened through /proc (not by name): the very file the descriptor points at,
+        // even if it was renamed or removed since.
+        let file = File::options()
+            .read(true)
+            .custom_flags(libc::O_CLOEXEC | libc::O_NOCTTY)
+            .open(format!("/proc/self/fd/{fd}"))
+            .ok()?;
+        // SAFETY: F_GETFL and lseek on fd 1 or 2 only read its state.
+        let (flags, position) =
+            unsafe { (libc::fcntl(fd, libc::F_GETFL), libc::lseek(fd, 0, libc::SEEK_CUR)) };
+        let from =
+            if flags >= 0 && flags & libc::O_APPEND != 0 { meta.len() } else { position.max(0) as u64 };
+        Some((FollowedFile { file, from }, (meta.dev(), meta.ino())))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = sink;
+        None
+    }
 }
 
 /// Whether two sinks are the same open file (or the same pipe).

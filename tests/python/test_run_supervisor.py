@@ -179,6 +179,33 @@ def test_signals_sent_to_run_reach_the_child(sig):
     assert proc.returncode == 7
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGQUIT])
+def test_a_kill_sent_to_run_reaches_the_child_while_stdin_is_a_terminal(sig):
+    # With stdin on a terminal, Ctrl-C reaches the child through the terminal; a
+    # `kill -INT` from another shell reaches only run and must be passed on.
+    code = textwrap.dedent(f"""
+        import signal, sys, time
+        def got(s, frame):
+            print("child got", s, flush=True)
+            sys.exit(7)
+        signal.signal({int(sig)}, got)
+        print("ready", flush=True)
+        time.sleep(20)
+        """)
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.Popen(run_cmd("--guard", "off", "--", sys.executable, "-c", code), stdin=slave,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdout.readline() == b"ready\n"
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert out == f"child got {int(sig)}\n".encode()
+    assert proc.returncode == 7
+
+
 def test_a_child_that_cannot_be_guarded_is_named():
     proc = subprocess.run(run_cmd("--", sys.executable, "-I", "-c", "print('hi')"), stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, timeout=60)
