@@ -66,6 +66,9 @@ pub struct ScanArgs {
     /// Print one assertscope.diagnosis/1 JSON object
     #[arg(long)]
     pub json: bool,
+    /// No progress line (it is shown only while stderr is a terminal)
+    #[arg(long)]
+    pub no_progress: bool,
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
 }
@@ -160,6 +163,9 @@ pub fn execute(args: ScanArgs) -> anyhow::Result<u8> {
         if let Some(v) = value {
             cmd.arg(flag).arg(v);
         }
+    }
+    if args.no_progress {
+        cmd.arg("--no-progress");
     }
     cmd.env("PYTHONPATH", package.pythonpath());
     // The user's prints go to our stderr, so our stdout holds only the report.

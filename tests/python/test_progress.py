@@ -22,14 +22,14 @@ loader = DataLoader(TensorDataset(torch.zeros(600, 3), y), batch_size=4)
 """
 
 
-def scan(module, stderr):
-    argv = [assertscope_binary(), "scan", f"{module}:loader", "--num-classes", "5", "--python", sys.executable, "--color", "never"]
+def scan(module, stderr, *flags):
+    argv = [assertscope_binary(), "scan", f"{module}:loader", "--num-classes", "5", "--python", sys.executable, "--color", "never", *flags]
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=stderr, cwd=module.parent)
 
 
-def on_a_terminal(module):
+def on_a_terminal(module, *flags):
     master, slave = pty.openpty()
-    proc = scan(module, slave)
+    proc = scan(module, slave, *flags)
     os.close(slave)  # the child holds the only copy: reading ends (EIO) once it exits
     drawn = b""
     while True:
@@ -61,3 +61,10 @@ def test_scan_draws_its_progress_on_a_terminal_and_nothing_on_a_pipe(tmp_path):
     assert piped.returncode == 0, stderr
     assert b"scan: " not in stderr and b"ETA" not in stderr, stderr
     assert stdout.decode() == report
+
+
+def test_scan_no_progress_keeps_a_terminal_quiet(tmp_path):
+    module = tmp_path / "labels.py"
+    module.write_text(textwrap.dedent(LABELS))
+    _, terminal = on_a_terminal(module, "--no-progress")
+    assert "scan: " not in terminal and "ETA" not in terminal, terminal
