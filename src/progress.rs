@@ -176,8 +176,8 @@ impl Shared {
 pub fn line(what: &str, done: u64, total: u64, rows: u64, elapsed: Duration) -> String {
     let seconds = elapsed.as_secs_f64().max(1e-3);
     let mut text = format!("\r{what}: {} of {}", bytes(done), bytes(total));
-    if total > 0 {
-        text += &format!(" ({}%)", done * 100 / total);
+    if let Some(share) = (done * 100).checked_div(total) {
+        text += &format!(" ({share}%)");
     }
     if rows > 0 {
         text += &format!("  {} rows/s", count(rows as f64 / seconds));
