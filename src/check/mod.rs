@@ -93,6 +93,8 @@ pub struct CheckOptions {
     pub ignore_index: Option<i64>,
     pub task: Option<Task>,
     pub features: Option<String>,
+    /// Show a progress line on stderr when it is a terminal.
+    pub progress: bool,
 }
 
 /// The exclusive upper bound the values are checked against, and where it came from.
@@ -184,7 +186,10 @@ pub fn inspect(opts: &CheckOptions) -> anyhow::Result<Inspection> {
     });
     let (bound, bounds) = bounds(opts, task, &column);
     let ctx = ReadCtx { bounds: &bounds, opts: &read_opts };
-    let stats = read_all(&plans, &ctx)?;
+    let sizes = files.iter().map(|f| std::fs::metadata(&f.path).map_or(0, |m| m.len())).collect();
+    let progress = crate::progress::Progress::new("check", sizes, opts.progress);
+    let stats = read_all(&plans, &ctx, &progress)?;
+    progress.finish();
     let features = match &opts.features {
         Some(path) => Some(count_features(path, opts)?),
         None => None,
@@ -241,7 +246,11 @@ fn bound(opts: &CheckOptions, task: Task, column: &ColumnInfo) -> Option<Bound> 
 
 /// Reads all units in parallel and merges their stats in input order. A file whose
 /// parallel units gave up is read again by its sequential unit.
-fn read_all(plans: &[FilePlan], ctx: &ReadCtx) -> anyhow::Result<Stats> {
+fn read_all(
+    plans: &[FilePlan],
+    ctx: &ReadCtx,
+    progress: &crate::progress::Progress,
+) -> anyhow::Result<Stats> {
     let mut sequential = vec![false; plans.len()];
     loop {
         let units: Vec<(u32, &dyn Unit)> = plans
@@ -255,13 +264,17 @@ fn read_all(plans: &[FilePlan], ctx: &ReadCtx) -> anyhow::Result<Stats> {
                 units.into_iter().map(move |u| (i as u32, u))
             })
             .collect();
+        progress.plan(units.iter().map(|&(file, _)| file));
         let retry = std::sync::Mutex::new(Vec::new());
         let stats = units
             .par_iter()
             .map(|&(file, unit)| {
                 let mut s = Stats::new(ctx.bounds, file);
                 match unit.read(ctx, &mut s) {
-                    Ok(end) => s.finish_unit(end.rows, end.lines),
+                    Ok(end) => {
+                        progress.unit_read(file, end.rows);
+                        s.finish_unit(end.rows, end.lines)
+                    }
                     Err(e) if e.is::<NeedsSequential>() => {
                         retry.lock().expect("no panics while holding the lock").push(file as usize);
                         s.finish_unit(0, 0);

@@ -47,6 +47,9 @@ pub struct CheckArgs {
     /// Threads to read with [default: all cores]
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+    /// No progress line (it is shown only while stderr is a terminal)
+    #[arg(long)]
+    pub no_progress: bool,
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
 }
@@ -94,5 +97,6 @@ fn options(args: &CheckArgs) -> anyhow::Result<CheckOptions> {
         ignore_index: args.labels.ignore_index,
         task: args.labels.task,
         features: args.features.clone(),
+        progress: !args.no_progress,
     })
 }

@@ -68,6 +68,9 @@ pub struct ScanArgs {
     /// Print one assertscope.diagnosis/1 JSON object
     #[arg(long)]
     pub json: bool,
+    /// No progress line (it is shown only while stderr is a terminal)
+    #[arg(long)]
+    pub no_progress: bool,
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
 }
@@ -115,6 +118,9 @@ fn gather(args: &ScanArgs, plan: &ScanPlan) -> anyhow::Result<ScanFacts> {
         if let Some(v) = value {
             cmd.arg(flag).arg(v);
         }
+    }
+    if args.no_progress {
+        cmd.arg("--no-progress");
     }
     cmd.env("PYTHONPATH", package.pythonpath());
     // The user's prints go to our stderr, so our stdout holds only the report.

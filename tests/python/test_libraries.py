@@ -2,6 +2,7 @@
 Hugging Face Trainer, a Lightning Trainer.fit and `accelerate launch` with 2 CPU
 processes on the CPU. Each model is tiny and built from its config in the script (no download)."""
 
+import importlib.util
 import json
 import os
 import socket
@@ -17,6 +18,7 @@ import lightning  # noqa: F401
 import transformers  # noqa: F401
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts" / "libraries"
+DATASET = SCRIPTS / "reviews.py"  # the dataset both Trainer scripts train on, with the bad values planted
 ENV = {"OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1", "NO_COLOR": "1"}
 
 
@@ -33,17 +35,28 @@ def line_of(path, needle):
     raise AssertionError(f"{needle!r} not in {path}")
 
 
+def planted():
+    """The dataset indices reviews.py plants its bad values at, read from the module itself."""
+    spec = importlib.util.spec_from_file_location("reviews", DATASET)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return {"bad-label": module.BAD_LABEL_INDEX, "bad-token": module.BAD_TOKEN_INDEX}
+
+
+# The line of __getitem__ that hands out each bad value: the dataset line the user must see.
+DATASET_LINE = {"bad-label": "label = self.labels[i]", "bad-token": 'return {"input_ids": self.ids[i]'}
+
 # (script, mode, cause, op, the user's line it names, the bad value in what was found)
 BAD_DATA = [
     ("hf_trainer.py", "bad-label", "target-out-of-range", "cross_entropy", "trainer.train()", "3 at ["),
     ("hf_trainer.py", "bad-token", "embedding-index-out-of-range", "embedding", "trainer.train()", "50"),
     ("lightning_fit.py", "bad-label", "target-out-of-range", "cross_entropy", "return torch.nn.functional.cross_entropy", "3 at ["),
-    ("lightning_fit.py", "bad-token", "embedding-index-out-of-range", "embedding", "logits = self.head(self.tok(ids)", "50"),
+    ("lightning_fit.py", "bad-token", "embedding-index-out-of-range", "embedding", "logits = self.head(self.tok(", "50"),
 ]
 
 
 @pytest.mark.parametrize("script,mode,cause,op,line_text,value", BAD_DATA, ids=[f"{s[:-3]}-{m}" for s, m, *_ in BAD_DATA])
-def test_bad_data_in_the_dataset_is_caught_at_the_op_with_the_users_line(tmp_path, script, mode, cause, op, line_text, value):
+def test_bad_data_in_the_dataset_is_caught_at_the_op_with_the_users_line_and_dataset_index(tmp_path, script, mode, cause, op, line_text, value):
     # A generous --grace: the failing process itself may take seconds to unwind on a loaded machine.
     proc = run(["--json", "--grace", "60", "--", sys.executable, str(SCRIPTS / script), str(tmp_path / "out"), mode], tmp_path)
     assert proc.returncode == 1, proc.stderr[-3000:]
@@ -54,6 +67,14 @@ def test_bad_data_in_the_dataset_is_caught_at_the_op_with_the_users_line(tmp_pat
     found = next(e["text"] for e in root["evidence"] if e["kind"] == "guard")
     assert value in found, found
     assert "GuardError" in proc.stderr
+    # The sample, not only the batch: its dataset index (the Trainer shuffles, and its loader
+    # prefetches the next batch) and the line of the user's dataset that handed the value out.
+    index = planted()[mode]
+    assert root["values"]["dataset_indices"] == [index], root["values"]
+    made = [o for o in root["origin"] if o["role"] == "data" and os.path.samefile(o["file"], DATASET)]
+    assert made, root["origin"]
+    assert made[0]["line"] == line_of(DATASET, DATASET_LINE[mode]) and made[0]["function"] == "__getitem__", made[0]
+    assert f"dataset index {index}" in made[0]["note"], made[0]
 
 
 @pytest.mark.parametrize("script", ["hf_trainer.py", "lightning_fit.py"])

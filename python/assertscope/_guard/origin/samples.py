@@ -130,7 +130,7 @@ def find(subject, positions, predicate, records, busy):
     confirms them by reading the samples again. Returns a dict with `indices` (dataset
     indices, confirmed), `record` (the batch), `hit` (file, line, function, element) and
     `by` ("dataset" or "collate_fn"), or None."""
-    for record in records:
+    for record in _holding(records, subject):
         in_batch = []
         for position in positions:
             sample = sample_of(subject, position, len(record.indices))
@@ -159,6 +159,31 @@ def find(subject, positions, predicate, records, busy):
                 if hit is not None:
                     return {"indices": indices, "record": record, "hit": hit, "by": "collate_fn"}
     return None
+
+
+def _holding(records, subject):
+    """The batches that hold the subject's memory (the tensor itself or a view of it), or all
+    of them when none does (a batch copied to the GPU). A loader that prefetches, as
+    accelerate's DataLoaderShard under the Hugging Face Trainer, has already yielded the next
+    batch when this one fails: the newest batch is then not the failing one."""
+    try:
+        pointer = subject.untyped_storage().data_ptr()
+    except Exception:  # noqa: BLE001 - a tensor without storage (meta, fake)
+        return records
+    if not pointer:
+        return records
+
+    def holds(record):
+        for leaf in record.live_leaves():
+            try:
+                if leaf.untyped_storage().data_ptr() == pointer:
+                    return True
+            except Exception:  # noqa: BLE001
+                continue
+        return False
+
+    holding = [record for record in records if holds(record)]
+    return holding or records
 
 
 def _holds(dataset, index, predicate):

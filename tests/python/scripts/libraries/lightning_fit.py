@@ -2,45 +2,28 @@
 
     python lightning_fit.py OUT_DIR [clean|bad-label|bad-token]
 
-bad-label plants class 3 (of 3) at dataset index 13, bad-token the id 50 (vocabulary 50)
-at index 7. A clean run prints the final weights' checksum."""
+The dataset, with its planted bad values, is reviews.py's. A clean run prints the final
+weights' checksum."""
 
 import sys
 
 import lightning as L
 import torch
-from torch.utils.data import DataLoader, Dataset
+from reviews import NUM_CLASSES, VOCAB_SIZE, Reviews
+from torch.utils.data import DataLoader
 
 out_dir, mode = sys.argv[1], sys.argv[2]
-
-
-class Reviews(Dataset):
-    def __init__(self, n=32):
-        g = torch.Generator().manual_seed(0)
-        self.ids = torch.randint(1, 50, (n, 8), generator=g)
-        self.labels = torch.randint(0, 3, (n,), generator=g)
-        if mode == "bad-label":
-            self.labels[13] = 3
-        if mode == "bad-token":
-            self.ids[7, 5] = 50
-
-    def __len__(self):
-        return len(self.labels)
-
-    def __getitem__(self, i):
-        return self.ids[i], self.labels[i]
 
 
 class Classifier(L.LightningModule):
     def __init__(self):
         super().__init__()
-        self.tok = torch.nn.Embedding(50, 16)
-        self.head = torch.nn.Linear(16, 3)
+        self.tok = torch.nn.Embedding(VOCAB_SIZE, 16)
+        self.head = torch.nn.Linear(16, NUM_CLASSES)
 
     def training_step(self, batch, batch_idx):
-        ids, labels = batch
-        logits = self.head(self.tok(ids).mean(1))
-        return torch.nn.functional.cross_entropy(logits, labels)
+        logits = self.head(self.tok(batch["input_ids"]).mean(1))
+        return torch.nn.functional.cross_entropy(logits, batch["labels"])
 
     def configure_optimizers(self):
         return torch.optim.SGD(self.parameters(), lr=0.1)
@@ -50,5 +33,5 @@ L.seed_everything(0, verbose=False)
 model = Classifier()
 trainer = L.Trainer(default_root_dir=out_dir, accelerator="cpu", devices=1, max_epochs=1, logger=False,
                     enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False)
-trainer.fit(model, DataLoader(Reviews(), batch_size=4))
+trainer.fit(model, DataLoader(Reviews(mode), batch_size=4))
 print("checksum", float(sum(p.detach().double().sum() for p in model.parameters())))
