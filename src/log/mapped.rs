@@ -39,6 +39,8 @@ pub struct MappedLines<'a> {
     batch: usize,
     /// Newlines before `searched_to`.
     newlines_searched: u64,
+    /// Start of the bytes whose pages the scan may still hold.
+    released_to: usize,
 }
 
 impl<'a> MappedLines<'a> {
@@ -62,6 +64,8 @@ impl<'a> MappedLines<'a> {
         if long_line {
             return None;
         }
+        // The check touched a page (and the kernel's fault-around) per block.
+        release(map, 0, bytes.len());
         Some(MappedLines {
             bytes,
             map,
@@ -73,6 +77,7 @@ impl<'a> MappedLines<'a> {
             newlines_searched: 0,
             chunk,
             batch,
+            released_to: 0,
         })
     }
 
@@ -80,6 +85,12 @@ impl<'a> MappedLines<'a> {
     fn search_batch(&mut self, literals: &AhoCorasick) {
         let bytes = self.bytes;
         let map = self.map;
+        // The lines handed out so far are done with: their pages can go.
+        let done = memchr::memrchr(b'\n', &bytes[..self.pos]).map_or(0, |i| i + 1);
+        if done > self.released_to {
+            release(map, self.released_to, done - self.released_to);
+            self.released_to = done;
+        }
         let start = self.searched_to;
         let end = (start + self.batch).min(bytes.len());
         let chunks: Vec<(usize, usize)> =
@@ -88,13 +99,7 @@ impl<'a> MappedLines<'a> {
             .par_iter()
             .map(|&(from, to)| {
                 let lines = search_chunk(bytes, from, to, literals);
-                if let Some(map) = map {
-                    // SAFETY: the mapping is read-only and file-backed: released pages are
-                    // read from the page cache again if a candidate line touches them.
-                    let _ = unsafe {
-                        map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from)
-                    };
-                }
+                release(map, from, to - from);
                 lines
             })
             .collect();
@@ -136,6 +141,17 @@ impl<'a> MappedLines<'a> {
             line = rest;
         }
         Some(Line { bytes: line, number })
+    }
+}
+
+/// Releases the pages of `[from, from + len)` from this process; the page cache keeps them.
+fn release(map: Option<&memmap2::Mmap>, from: usize, len: usize) {
+    if let Some(map) = map {
+        if len > 0 {
+            // SAFETY: the mapping is read-only and file-backed: released pages are read
+            // from the page cache again if touched.
+            let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, len) };
+        }
     }
 }
 
