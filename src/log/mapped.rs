@@ -58,14 +58,16 @@ impl<'a> MappedLines<'a> {
         batch: usize,
     ) -> Option<Self> {
         assert!(chunk > 0 && batch >= chunk, "chunks of {chunk} bytes in batches of {batch}");
-        let long_line = bytes
-            .chunks(LONG_LINE_BLOCK)
-            .any(|block| block.len() == LONG_LINE_BLOCK && memchr::memchr(b'\n', block).is_none());
-        if long_line {
-            return None;
+        // Each block's check faults in a page (and the kernel's fault-around): release it
+        // at once, or the check alone would make the whole file's worth resident.
+        let mut long_line = false;
+        for (i, block) in bytes.chunks(LONG_LINE_BLOCK).enumerate() {
+            long_line |= block.len() == LONG_LINE_BLOCK && memchr::memchr(b'\n', block).is_none();
+            release(map, i * LONG_LINE_BLOCK, block.len());
+            if long_line {
+                return None;
+            }
         }
-        // The check touched a page (and the kernel's fault-around) per block.
-        release(map, 0, bytes.len());
         Some(MappedLines {
             bytes,
             map,
