@@ -1,26 +1,52 @@
-//! The knowledge base's message texts against PyTorch's own source
-//! (tests/fixtures/kb-provenance.toml): no hand-typed paraphrase. A verified message's
-//! template must be built by the recorded source text, fragment by fragment, and its
-//! example must be an instance of the template.
+//! The knowledge base's message texts against the source that prints them
+//! (tests/fixtures/kb_provenance/sources.toml): no hand-typed paraphrase. For every
+//! recorded source, the template must be built by the recorded source text, piece by
+//! piece; the recorded instance must be an instance of the template; and the knowledge
+//! base's pattern for the message must match that instance. Every message of
+//! kb/messages.toml is traced to a source or listed, with the reason, as not yet traced.
 
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Provenance {
+    unverified: Vec<Unverified>,
     source: Vec<Source>,
-    unverified: Vec<String>,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Unverified {
+    id: String,
+    reason: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Source {
     id: String,
     template: String,
+    #[serde(default)]
+    form: Form,
+    instance: String,
     found: String,
     repo: String,
     path: String,
     commit: String,
+    family: String,
     versions: String,
+}
+
+#[derive(Deserialize, Default, PartialEq)]
+#[serde(rename_all = "kebab-case")]
+enum Form {
+    /// The template's pieces are in the source's string literals.
+    #[default]
+    Literal,
+    /// The template's pieces are the source's code: a macro prints its condition (#cond).
+    Condition,
 }
 
 #[derive(Deserialize)]
@@ -32,25 +58,44 @@ struct Messages {
 struct Message {
     id: String,
     literal: String,
+    pattern: String,
     example: String,
+    cause: String,
 }
+
+const FAMILIES: [&str; 8] = ["th", "aten-1", "aten-2", "python", "mps", "inductor", "cpp-api", "hip"];
+const REPOS: [&str; 2] = ["pytorch/pytorch", "ROCm/clr"];
 
 fn read(rel: &str) -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).unwrap()
 }
 
-/// The contents of the C/C++ string literals in a piece of source, concatenated.
+fn load() -> (Provenance, Messages) {
+    let provenance = toml::from_str(&read("tests/fixtures/kb_provenance/sources.toml")).unwrap();
+    let messages = toml::from_str(&read("kb/messages.toml")).unwrap();
+    (provenance, messages)
+}
+
+/// The contents of the string and character literals of a piece of source, each followed
+/// by NUL: what the code can print.
 fn string_literals(source: &str) -> String {
     let mut out = String::new();
     let mut chars = source.chars();
     while let Some(c) = chars.next() {
-        if c != '"' {
-            continue;
-        }
+        let quote = match c {
+            '"' => '"',
+            // A C character literal ('"') is printed like a one-character string.
+            '\'' => '\'',
+            _ => continue,
+        };
         while let Some(c) = chars.next() {
             match c {
-                '\\' => out.extend(chars.next()),
-                '"' => break,
+                '\\' => match chars.next() {
+                    Some('n') => out.push('\n'),
+                    Some(escaped) => out.push(escaped),
+                    None => {}
+                },
+                c if c == quote => break,
                 c => out.push(c),
             }
         }
@@ -59,56 +104,142 @@ fn string_literals(source: &str) -> String {
     out
 }
 
-#[test]
-fn every_verified_template_is_built_by_its_source_and_matches_its_example() {
-    let provenance: Provenance = toml::from_str(&read("tests/fixtures/kb-provenance.toml")).unwrap();
-    let messages: Messages = toml::from_str(&read("kb/messages.toml")).unwrap();
-    for s in &provenance.source {
-        assert!(
-            s.repo == "pytorch/pytorch"
-                && !s.path.is_empty()
-                && s.commit.len() == 40
-                && !s.versions.is_empty()
-        );
-        // Each fragment between placeholders is one or more adjacent string literals.
-        let literals = string_literals(&s.found);
-        let joined: String = literals.split('\u{0}').collect();
-        let mut at = 0;
-        for fragment in s.template.split("{}").filter(|f| !f.is_empty()) {
-            let found = joined[at..].find(fragment);
-            assert!(found.is_some(), "{}: {fragment:?} is not in the source text after byte {at}", s.id);
-            at += found.unwrap() + fragment.len();
+/// What a source prints or tests, in the form its template pieces are looked up in.
+fn haystack(s: &Source) -> String {
+    match s.form {
+        Form::Literal => {
+            let literals = string_literals(&s.found);
+            // Adjacent literals concatenate (C) or are joined by the call (c10::str).
+            literals.split('\u{0}').collect()
         }
-        let message = messages.message.iter().find(|m| m.id == s.id);
-        let message = message.unwrap_or_else(|| panic!("{}: no such message in kb/messages.toml", s.id));
-        let pattern = s.template.split("{}").map(regex::escape).collect::<Vec<_>>().join(".+?");
-        let re = regex::Regex::new(&pattern).unwrap();
+        Form::Condition => s.found.split_whitespace().collect::<Vec<_>>().join(" "),
+    }
+}
+
+fn template_regex(template: &str) -> regex::Regex {
+    let pattern = template.split("{}").map(regex::escape).collect::<Vec<_>>().join(".+?");
+    regex::Regex::new(&pattern).unwrap()
+}
+
+#[test]
+fn every_source_records_where_it_was_read() {
+    let (provenance, _) = load();
+    for s in &provenance.source {
+        assert!(REPOS.contains(&s.repo.as_str()), "{}: repository {}", s.id, s.repo);
         assert!(
-            re.is_match(&message.example),
-            "{}: the example is not an instance of {:?}",
+            s.commit.len() == 40 && s.commit.chars().all(|c| c.is_ascii_hexdigit()),
+            "{}: commit {:?} is not a full hash",
             s.id,
-            s.template
+            s.commit
         );
-        assert!(message.example.contains(&message.literal), "{}", s.id);
+        assert!(!s.path.is_empty() && !s.path.starts_with('/'), "{}: path {:?}", s.id, s.path);
+        assert!(FAMILIES.contains(&s.family.as_str()), "{}: family {:?}", s.id, s.family);
+        assert!(!s.versions.trim().is_empty(), "{}: no versions", s.id);
+        assert!(!s.found.trim().is_empty(), "{}: no source text", s.id);
     }
 }
 
 #[test]
-fn every_message_is_verified_or_listed_as_not_yet() {
-    let provenance: Provenance = toml::from_str(&read("tests/fixtures/kb-provenance.toml")).unwrap();
-    let messages: Messages = toml::from_str(&read("kb/messages.toml")).unwrap();
+fn every_template_is_built_by_its_source_text() {
+    let (provenance, _) = load();
+    let mut failures = Vec::new();
+    for s in &provenance.source {
+        let text = haystack(s);
+        let mut at = 0;
+        for piece in s.template.split("{}").filter(|p| !p.is_empty()) {
+            match text[at..].find(piece) {
+                Some(found) => at += found + piece.len(),
+                None => {
+                    failures.push(format!(
+                        "{} ({}): {piece:?} is not in the source text after byte {at}",
+                        s.id, s.path
+                    ));
+                    break;
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_instance_fits_its_template_and_the_knowledge_base_pattern() {
+    let (provenance, messages) = load();
+    let mut failures = Vec::new();
+    for s in &provenance.source {
+        let Some(message) = messages.message.iter().find(|m| m.id == s.id) else {
+            failures.push(format!("{}: no such message in kb/messages.toml", s.id));
+            continue;
+        };
+        if !template_regex(&s.template).is_match(&s.instance) {
+            failures.push(format!("{}: {:?} is not an instance of {:?}", s.id, s.instance, s.template));
+        }
+        if !regex::Regex::new(&message.pattern).unwrap().is_match(&s.instance) {
+            failures.push(format!(
+                "{}: the knowledge base's pattern {:?} does not match {:?}, which {} prints",
+                s.id, message.pattern, s.instance, s.path
+            ));
+        }
+        if !s.instance.contains(&message.literal) {
+            failures.push(format!("{}: {:?} lacks the literal {:?}", s.id, s.instance, message.literal));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_message_is_traced_or_listed_with_a_reason() {
+    let (provenance, messages) = load();
     for m in &messages.message {
-        let verified = provenance.source.iter().filter(|s| s.id == m.id).count();
-        let listed = provenance.unverified.iter().filter(|u| **u == m.id).count();
-        assert_eq!(
-            verified + listed,
-            1,
-            "{}: verified {verified} times, listed unverified {listed} times",
+        let traced = provenance.source.iter().any(|s| s.id == m.id);
+        let listed = provenance.unverified.iter().filter(|u| u.id == m.id).count();
+        assert!(
+            traced as usize + listed == 1,
+            "{}: traced to a source: {traced}, listed as not traced: {listed} times",
             m.id
         );
+        // The example a message documents must be what a traced source prints.
+        if traced {
+            let fits = provenance
+                .source
+                .iter()
+                .filter(|s| s.id == m.id)
+                .any(|s| template_regex(&s.template).is_match(&m.example));
+            assert!(fits, "{}: the example {:?} fits none of its sources' templates", m.id, m.example);
+        }
     }
     for u in &provenance.unverified {
-        assert!(messages.message.iter().any(|m| &m.id == u), "{u}: listed, but not in the knowledge base");
+        assert!(
+            messages.message.iter().any(|m| m.id == u.id),
+            "{}: listed, but not in the knowledge base",
+            u.id
+        );
+        assert!(!u.reason.trim().is_empty(), "{}: listed without a reason", u.id);
     }
-    println!("{} of {} messages traced to PyTorch's source", provenance.source.len(), messages.message.len());
+}
+
+/// Counts for the record: texts traced per cause and per version family.
+#[test]
+fn report_counts() {
+    let (provenance, messages) = load();
+    let mut per_cause: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for m in &messages.message {
+        let entry = per_cause.entry(m.cause.as_str()).or_default();
+        entry.1 += 1;
+        if provenance.source.iter().any(|s| s.id == m.id) {
+            entry.0 += 1;
+        }
+    }
+    let mut per_family: BTreeMap<&str, usize> = BTreeMap::new();
+    for s in &provenance.source {
+        *per_family.entry(s.family.as_str()).or_default() += 1;
+    }
+    let traced = messages.message.len() - provenance.unverified.len();
+    println!("{traced} of {} messages traced, {} sources", messages.message.len(), provenance.source.len());
+    for (cause, (traced, all)) in &per_cause {
+        println!("cause {cause}: {traced}/{all}");
+    }
+    for (family, n) in &per_family {
+        println!("family {family}: {n} sources");
+    }
 }

@@ -4,12 +4,13 @@ the same file in the same run: the named baseline is `rg -c -e 'Assertion `' -e
 'Traceback \\(most recent call last\\)' -e 'Error:' -e 'device-side assert'` (what a person
 greps a crash log for); ripgrep over explain's own trigger literals is printed beside it.
 
-    python3 bench/explain/throughput.py [--size-gb 2] [--runs 3] [--bin target/release/assertscope]
+    python3 bench/explain/throughput.py [--size-gb 0.8] [--runs 5] [--bin target/release/assertscope] [--rg PATH]
 
 The log is generated once (bench/out/explain-<size>g.log): realistic training output
 (progress bars, step lines, warnings, evaluation tables) with a device-side assert and its
-traceback near the end. Prints seconds, GB/s, the ratio assertscope/ripgrep (>= 1.0 means
-assertscope is at least as fast) and assertscope's peak RSS.
+traceback near the end. The tools run interleaved (rg, assertscope, rg, ...) so that both
+see the same load; prints the medians, GB/s, the ratio assertscope/ripgrep (>= 1.0 means
+assertscope is at least as fast), assertscope's peak RSS and the load average.
 """
 
 import argparse
@@ -80,26 +81,37 @@ def triggers():
     return [re.sub(r"\\(.)", r"\1", s) for s in re.findall(r'"((?:[^"\\]|\\.)*)"', body)]
 
 
-def timed(cmd, runs):
-    times, rss = [], []
+def once(cmd):
+    """Seconds and peak RSS (KB) of one run."""
+    start = time.perf_counter()
+    proc = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    seconds = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        sys.exit(f"{cmd[0]} failed: {proc.stderr.decode()}")
+    return seconds, int(proc.stderr.decode().strip().splitlines()[-1])
+
+
+def interleaved(cmds, runs):
+    """Runs the commands in turn, `runs` rounds: medians of seconds, maxima of RSS."""
+    times = {name: [] for name in cmds}
+    rss = {name: 0 for name in cmds}
     for _ in range(runs):
-        start = time.perf_counter()
-        proc = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        times.append(time.perf_counter() - start)
-        rss.append(int(proc.stderr.decode().strip().splitlines()[-1]))
-        if proc.returncode not in (0, 1):
-            sys.exit(f"{cmd[0]} failed: {proc.stderr.decode()}")
-    return statistics.median(times), max(rss)
+        for name, cmd in cmds.items():
+            t, m = once(cmd)
+            times[name].append(t)
+            rss[name] = max(rss[name], m)
+    return {name: (statistics.median(times[name]), rss[name], times[name]) for name in cmds}
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--size-gb", type=float, default=2.0)
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--size-gb", type=float, default=0.8)
+    ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--bin", default=str(REPO / "target" / "release" / "assertscope"))
+    ap.add_argument("--rg", default=shutil.which("rg"), help="ripgrep binary (default: rg on PATH)")
     args = ap.parse_args()
-    if not shutil.which("rg"):
-        sys.exit("ripgrep (rg) is needed as the baseline: apt-get install ripgrep")
+    if not args.rg or not Path(args.rg).exists():
+        sys.exit("ripgrep is needed as the baseline: apt-get install ripgrep, or pass --rg PATH")
     if not Path(args.bin).exists():
         subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=REPO, check=True)
     OUT.mkdir(parents=True, exist_ok=True)
@@ -113,26 +125,28 @@ def main():
     subprocess.run(["cat", str(log)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
 
     gb = log.stat().st_size / 1e9
-    # The named baseline: the lines a person would grep for in a crash log.
-    rg_s, rg_rss = timed(
-        [
-            "rg", "-c",
-            "-e", "Assertion `",
-            "-e", r"Traceback \(most recent call last\)",
-            "-e", "Error:",
-            "-e", "device-side assert",
-            str(log),
-        ],
+    load_before = os.getloadavg()
+    results = interleaved(
+        {
+            # The named baseline: the lines a person would grep for in a crash log.
+            "rg": [args.rg, "-c", "-e", "Assertion `", "-e", r"Traceback \(most recent call last\)", "-e", "Error:",
+                   "-e", "device-side assert", str(log)],
+            "rg-triggers": [args.rg, "--count", "-F", "-f", str(patterns), str(log)],
+            "assertscope": [args.bin, "explain", "--json", str(log)],
+        },
         args.runs,
     )
-    rg_all_s, _ = timed(["rg", "--count", "-F", "-f", str(patterns), str(log)], args.runs)
-    as_s, as_rss = timed([args.bin, "explain", "--json", str(log)], args.runs)
+    load_after = os.getloadavg()
     check = subprocess.run([args.bin, "explain", "--json", str(log)], stdout=subprocess.PIPE)
     assert b'"target-out-of-range"' in check.stdout, "the assert near the end was not found"
-    print(f"log: {gb:.2f} GB, {len(triggers())} literals")
-    print(f"rg -c -e 'Assertion `' -e 'Traceback \\(most recent call last\\)' -e 'Error:' -e 'device-side assert' (baseline): {rg_s:.2f} s  {gb / rg_s:.2f} GB/s  peak RSS {rg_rss / 1024:.1f} MB")
-    print(f"rg --count -F -f <explain's trigger literals>: {rg_all_s:.2f} s  {gb / rg_all_s:.2f} GB/s")
-    print(f"assertscope explain:           {as_s:.2f} s  {gb / as_s:.2f} GB/s  peak RSS {as_rss / 1024:.1f} MB")
+    rg_s, rg_rss, rg_all = results["rg"]
+    tr_s, _, _ = results["rg-triggers"]
+    as_s, as_rss, as_all = results["assertscope"]
+    print(f"log: {gb:.2f} GB, {len(triggers())} literals, {args.runs} interleaved runs, {os.cpu_count()} CPUs")
+    print(f"load average (1, 5, 15 min): before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, after {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}")
+    print(f"rg -c -e 'Assertion `' -e 'Traceback \\(most recent call last\\)' -e 'Error:' -e 'device-side assert' (baseline): median {rg_s:.3f} s  {gb / rg_s:.2f} GB/s  peak RSS {rg_rss / 1024:.1f} MB  runs {' '.join(f'{t:.3f}' for t in rg_all)}")
+    print(f"rg --count -F -f <explain's trigger literals>: median {tr_s:.3f} s  {gb / tr_s:.2f} GB/s")
+    print(f"assertscope explain: median {as_s:.3f} s  {gb / as_s:.2f} GB/s  peak RSS {as_rss / 1024:.1f} MB  runs {' '.join(f'{t:.3f}' for t in as_all)}")
     print(f"throughput ratio assertscope/ripgrep: {rg_s / as_s:.2f}x (target >= 1.0)")
     print(f"assertscope peak memory: {as_rss / 1024:.1f} MB (target <= 64 MB)")
 

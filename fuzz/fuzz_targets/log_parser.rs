@@ -1,5 +1,6 @@
-//! The log parser and the diagnosis over arbitrary bytes: never a panic, and bounded
-//! results whatever the input.
+//! The log parser and the diagnosis over arbitrary bytes: never a panic, bounded results
+//! whatever the input, and the mapped reader (prefilter over chunks in parallel) giving
+//! the streaming reader's scan whatever the chunk size.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -7,6 +8,13 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let scan = assertscope::log::scan(data, "fuzz.log", None).expect("reading from memory cannot fail");
     assert!(scan.tracebacks.len() <= 256 && scan.assertions.len() <= 256);
+    // Chunk sizes from the input itself, so the fuzzer moves the boundaries around.
+    let chunk = 1 + data.first().map_or(0, |&b| b as usize % 64);
+    let batch = chunk * (1 + data.last().map_or(0, |&b| b as usize % 8));
+    if let Some(mapped) = assertscope::log::scan_in_chunks(data, "fuzz.log", chunk, batch) {
+        let mapped = mapped.expect("reading from memory cannot fail");
+        assert_eq!(format!("{mapped:?}"), format!("{scan:?}"), "chunks of {chunk} in batches of {batch}");
+    }
     let report = assertscope::diagnose::diagnose(&[scan]);
     let json = serde_json::to_string(&report).unwrap();
     assert!(json.starts_with("{\"schema\":\"assertscope.diagnosis/1\""));

@@ -6,6 +6,7 @@
 pub mod assertion;
 pub mod chatter;
 pub mod line;
+pub mod mapped;
 pub mod paste;
 pub mod reader;
 pub mod traceback;
@@ -134,7 +135,33 @@ const MAX_ERROR_TEXT: usize = 1000;
 
 /// Scans a log. `rank` is the rank the whole input belongs to, when known from its name.
 pub fn scan<R: Read>(input: R, source: &str, rank: Option<u32>) -> std::io::Result<LogScan> {
-    let mut reader = reader::LineReader::new(input);
+    scan_lines(reader::LineReader::new(input), source, rank)
+}
+
+/// Scans a memory-mapped log, its prefilter running on every core: the result `scan`
+/// gives on the same bytes. `None` when a line is too long for the mapped reader's
+/// exact equivalence (see `mapped`): stream the file with `scan` instead.
+pub fn scan_mapped(map: &memmap2::Mmap, source: &str, rank: Option<u32>) -> Option<std::io::Result<LogScan>> {
+    mapped::MappedLines::new(map).map(|lines| scan_lines(lines, source, rank))
+}
+
+/// The mapped reader's scan of any bytes, with other chunk and batch sizes (for tests
+/// and fuzzing of its equivalence with `scan`).
+#[doc(hidden)]
+pub fn scan_in_chunks(
+    bytes: &[u8],
+    source: &str,
+    chunk: usize,
+    batch: usize,
+) -> Option<std::io::Result<LogScan>> {
+    mapped::MappedLines::with_chunks(bytes, None, chunk, batch).map(|lines| scan_lines(lines, source, None))
+}
+
+fn scan_lines<L: reader::LineSource>(
+    mut reader: L,
+    source: &str,
+    rank: Option<u32>,
+) -> std::io::Result<LogScan> {
     let mut state = ScanState::new(source, rank);
     loop {
         let line = if state.needs_every_line() {

@@ -33,6 +33,34 @@ pub struct Line<'a> {
     pub number: u64,
 }
 
+/// Where a scan gets its lines: a stream (`LineReader`) or a mapped file
+/// (`mapped::MappedLines`). Both hand out the same lines with the same numbers.
+pub trait LineSource {
+    /// The next line, whatever it contains.
+    fn next_line(&mut self) -> io::Result<Option<Line<'_>>>;
+    /// The next line that contains a match of `literals`, skipping (and counting) the
+    /// lines before it.
+    fn next_matching_line(&mut self, literals: &AhoCorasick) -> io::Result<Option<Line<'_>>>;
+    /// The number of the last line handed out (or of the line about to be).
+    fn line_number(&self) -> u64;
+    fn bytes_read(&self) -> u64;
+}
+
+impl<R: Read> LineSource for LineReader<R> {
+    fn next_line(&mut self) -> io::Result<Option<Line<'_>>> {
+        LineReader::next_line(self)
+    }
+    fn next_matching_line(&mut self, literals: &AhoCorasick) -> io::Result<Option<Line<'_>>> {
+        LineReader::next_matching_line(self, literals)
+    }
+    fn line_number(&self) -> u64 {
+        LineReader::line_number(self)
+    }
+    fn bytes_read(&self) -> u64 {
+        LineReader::bytes_read(self)
+    }
+}
+
 impl<R: Read> LineReader<R> {
     pub fn new(source: R) -> Self {
         LineReader {
