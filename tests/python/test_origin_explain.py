@@ -76,8 +76,10 @@ def test_explain_names_the_loss_call_before_the_surfacing_line_when_the_source_i
     human = subprocess.run(
         [assertscope_binary(), "explain", str(tmp_path / "train.log")], cwd=tmp_path, capture_output=True, text=True
     ).stdout
-    assert "::: train.py:12:" in human
-    assert "- the nll_loss call that ran before the line where the error surfaced" in human
+    # Both spans are in train.py, so they share one snippet: the origin line first, with its label.
+    assert "12 |             loss = criterion(model(x), y)\n" in human
+    assert "- the nll_loss call that ran before the line where the error surfaced\n" in human
+    assert human.index("12 |") < human.index("16 |             total += loss.item()")
 
 
 def test_a_surfacing_line_at_the_top_of_a_loop_finds_the_call_further_down_the_loop(tmp_path):
