@@ -3,9 +3,11 @@
 timed plainly and under `run`, piped to a consumer (`cat`) and redirected to a file,
 interleaved in one run. Target: run >= 0.8x plain throughput, run's RSS <= 64 MB.
 
-    python3 bench/run/throughput.py [--size-mib 1024] [--runs 3] [--bin target/release/assertscope]
+    python3 bench/run/throughput.py [--size-mib 1024] [--runs 3] [--bin target/release/assertscope] [--floor]
 
-The ratio is plain time / run time (1.0 = no slower). RSS is the peak resident set of the
+The ratio is plain time / run time (1.0 = no slower). With --floor, the job piped to
+`cat | cat` is timed as well: the cost of one more pipe hop, which any program in between
+(run included) pays at the least. RSS is the peak resident set of the
 assertscope process itself (from /proc/PID/status VmHWM, read just before it ends).
 """
 
@@ -61,6 +63,17 @@ def to_consumer(cmd):
     return result
 
 
+def through_a_second_cat(cmd):
+    consumer = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    hop = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=consumer.stdin)
+    consumer.stdin.close()
+    result = timed(cmd, hop.stdin)
+    hop.stdin.close()
+    hop.wait()
+    consumer.wait()
+    return result
+
+
 def to_file(cmd, path):
     with open(path, "wb") as f:
         result = timed(cmd, f)
@@ -75,6 +88,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--bin", default=str(REPO / "target" / "release" / "assertscope"))
     ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--floor", action="store_true", help="also time the job piped to cat | cat")
     args = ap.parse_args()
     if not Path(args.bin).exists():
         subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=REPO, check=True)
@@ -83,16 +97,22 @@ def main():
     run_cmd = [args.bin, "run", "--no-pty", "--guard", "off", "--", *plain_cmd]
     out = Path(tempfile.mkdtemp()) / "out.log"
     for label, measure in [("piped to cat", to_consumer), ("to a file", lambda c: to_file(c, out)[0])]:
-        plain, under_run, rss = [], [], []
+        plain, under_run, rss, hop = [], [], [], []
         for _ in range(args.runs):
             plain.append(measure(plain_cmd)[0])
             t, peak = measure(run_cmd)
             under_run.append(t)
             rss.append(peak)
+            if args.floor and measure is to_consumer:
+                hop.append(through_a_second_cat(plain_cmd)[0])
         p, r = statistics.median(plain), statistics.median(under_run)
         print(f"{args.size_mib} MiB {label}: plain {p:.2f} s ({args.size_mib / p:.0f} MiB/s), "
               f"under run {r:.2f} s ({args.size_mib / r:.0f} MiB/s), throughput ratio {p / r:.2f}x "
               f"(target >= 0.8x); run peak RSS {max(rss) / 1024:.1f} MB (target <= 64 MB)")
+        if hop:
+            h = statistics.median(hop)
+            print(f"{args.size_mib} MiB piped to cat | cat (one more pipe hop, no run): {h:.2f} s, "
+                  f"ratio {p / h:.2f}x")
 
 
 if __name__ == "__main__":
