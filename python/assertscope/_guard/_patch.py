@@ -41,9 +41,11 @@ def guarded(check, original, names, writes_input):
         if skip_call():
             return original(*args, **kwargs)
         call = Call(names, args, kwargs)
-        if not ledgers and quick(call):
-            return original(*args, **kwargs)  # (run() would say the same, a little later)
-        return run(check, original, call, writes_input)
+        if ledgers:
+            return run(check, original, call, writes_input)  # (polls them first)
+        if quick(call):
+            return original(*args, **kwargs)
+        return run(check, original, call, writes_input, asked_quick=True)
 
     return wraps(guarded_call, original)
 

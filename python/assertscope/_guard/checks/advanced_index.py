@@ -24,6 +24,7 @@ from .._verified import ranges_of
 from ._common import is_index_tensor, within
 
 _SIMPLE = frozenset({int, slice, type(None), type(Ellipsis), bool})
+Tensor = torch.Tensor
 
 
 def needs_check(index):
@@ -182,14 +183,14 @@ class AdvancedIndexCheck(Check):
         if len(names) == 2:
 
             def __getitem__(self, index):
-                if type(index) in _SIMPLE or not needs_check(index) or skip_call():
+                if (type(index) is not Tensor and not needs_check(index)) or skip_call():
                     return original(self, index)
                 return run(check, original, Call(names, (self, index), {}))
 
             return __getitem__
 
         def __setitem__(self, index, value):
-            if type(index) in _SIMPLE or not needs_check(index) or skip_call():
+            if (type(index) is not Tensor and not needs_check(index)) or skip_call():
                 return original(self, index, value)
             return run(check, original, Call(names, (self, index, value), {}), True)
 

@@ -55,6 +55,7 @@ class ClassTargetCheck(Check):
         self.has_ignore_index = has_ignore_index
         self.low = low
         self.class_dim_of_batched = class_dim_of_batched
+        self.checks_shapes = op in ("cross_entropy", "nll_loss")  # batch_problem, shape_problem
 
     def classes(self, input):
         return input.shape[self.class_dim_of_batched] if input.dim() >= 2 else input.shape[0]
@@ -68,11 +69,20 @@ class ClassTargetCheck(Check):
         if facts is None:
             return False
         input = call.get("input")
-        if not isinstance(input, torch.Tensor) or not input.dim():
+        if not isinstance(input, torch.Tensor):
             return False
-        if self.batch_problem(input, target) is not None or self.shape_problem(input, target) is not None:
-            return False  # the full path explains PyTorch's refusal
-        classes, ignore = self.classes(input), self.ignore_index(call)
+        # From the two shapes, read once (this runs on every call of a remembered target):
+        # no batch_problem() and no shape_problem(), whose refusals the full path explains.
+        shape, target_shape = input.shape, target.shape
+        dims = len(shape)
+        if not dims:
+            return False
+        if self.checks_shapes and dims >= 2:
+            target_dims = len(target_shape)
+            if (target_dims == dims - 1 and shape[0] != target_shape[0]) or (dims == 2 and target_dims == 2):
+                return False
+        classes = shape[self.class_dim_of_batched] if dims >= 2 else shape[0]
+        ignore = self.ignore_index(call)
         return within(facts.get(None), self.low, classes) or (
             ignore is not None and within(facts.get(ignore), self.low, classes)
         )
