@@ -109,8 +109,15 @@ class AdvancedIndexCheck(Check):
 
     def rules(self, call):
         target, index = call.get("input"), call.get(self.container)
-        if not isinstance(target, torch.Tensor) or target.device.type == "meta":
+        if not isinstance(target, torch.Tensor) or target.is_meta:
             return []
+        if isinstance(index, torch.Tensor) and not self.tuple_only:
+            # x[idx], the common form (h[seeds], table[ids]): one index for dimension 0.
+            # (A mask indexes as many dimensions as it has; a 0-dim integer index is read as
+            # a Python int and checked by PyTorch on the host.)
+            if not (is_index_tensor(index) and index.dim() and index.numel() and target.dim()):
+                return []
+            return [IndexRule(0, index, 0, target.shape[0])]
         items = self.items(index)
         consumed = 0
         for item in items:
