@@ -7,8 +7,9 @@ one_hot, take, `x[idx]`, `x[idx] = v`, ... the ops of the checks' tables) one no
 inserted: the custom op `assertscope::checked`, which receives the op's tensors and its
 constant arguments, runs the very same check the eager guard runs, and returns the checked
 index (or target) tensors (every index tensor of `x[rows, cols]`, the ids and the offsets of
-embedding_bag), which the guarded op then consumes. A bad value raises the usual GuardError, naming the op, the user's line inside the
-compiled model (from the graph's record of where each op was traced) and the values.
+embedding_bag), which the guarded op then consumes. A bad value raises the usual GuardError,
+naming the op, the user's line inside the compiled model (from the graph's record of where
+each op was traced) and the values.
 
 Why this way, and not one of the alternatives:
   * the check compiles into the graph: Dynamo's tracing is untouched, so the guard adds no
@@ -127,7 +128,8 @@ def _checked(values, tensors, site):
     results = []
     for path, value in zip(entry.returned, values):
         result = _at(call, path)
-        results.append(result.clone() if result is value or not isinstance(result, torch.Tensor) else result)
+        # (a custom op may not return its input: an unrepaired argument goes out as a copy)
+        results.append(result if isinstance(result, torch.Tensor) and result is not value else value.clone())
     return results
 
 
