@@ -17,7 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path[:0] = [os.path.join(ROOT, "python"), os.path.join(ROOT, "tests", "python")]
 import assertscope  # noqa: E402
 from assertscope._guard import compiled  # noqa: E402
-from test_guard_compiled import TaggerLM  # noqa: E402  (the model of the compiled-guard tests)
+from test_guard_compiled import LookupModel, TaggerLM, lookup_batch  # noqa: E402  (the models of the compiled-guard tests)
 
 
 class TransformerLM(nn.Module):
@@ -54,6 +54,7 @@ g = torch.Generator().manual_seed(0)
 cases = {
     "TaggerLM (tests)": (lambda: TaggerLM(), (torch.randint(0, 9, (4, 6), generator=g), torch.randint(0, 3, (4, 6), generator=g), 0)),
     "TransformerLM": (lambda: TransformerLM(), (torch.randint(0, 100, (4, 16), generator=g), torch.randint(0, 100, (4, 16), generator=g))),
+    "LookupModel (tests)": (lambda: LookupModel(), lookup_batch()),
 }
 for name, (make, args) in cases.items():
     args = tuple(a.to(device) if torch.is_tensor(a) else a for a in args)

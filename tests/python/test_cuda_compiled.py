@@ -12,7 +12,7 @@ from assertscope import GuardError
 from assertscope._guard import compiled
 
 from conftest import check_point
-from test_guard_compiled import TaggerLM, line_of
+from test_guard_compiled import BAD_LOOKUPS, LookupModel, TaggerLM, line_of, lookup_batch
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
@@ -96,3 +96,66 @@ def test_clean_compiled_cuda_runs_are_identical_and_unbroken():
     assert torch.equal(plain_loss, loss) and all(torch.equal(a, b) for a, b in zip(plain_grads, grads))
     assert plain_breaks == breaks == (1, 0)
     assert (plain_ops, ops) == ([0], [3])
+
+
+def cuda_lookup_batch():
+    return tuple(t.cuda() for t in lookup_batch())
+
+
+def compiled_lookup_model():
+    torch.manual_seed(0)
+    return torch.compile(LookupModel().cuda())
+
+
+def test_async_guard_of_compiled_lookups_adds_no_sync():
+    # embedding_bag, x[idx], x[idx] = v and one_hot inside the graph
+    model = compiled_lookup_model()
+    batch = cuda_lookup_batch()
+    assertscope.guard(mode="auto")
+    model(*batch).backward()
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        for _ in range(3):
+            model(*batch).backward()
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+
+
+@pytest.mark.parametrize("case", list(BAD_LOOKUPS))
+def test_bad_lookup_in_compiled_code_is_caught_without_a_device_assert(case):
+    argument, bad, op, cause, code, values = BAD_LOOKUPS[case]
+    assertscope.guard(mode="auto")  # asynchronous on CUDA: the repaired index reaches the kernel
+    model = compiled_lookup_model()
+    args = dict(zip(("ids", "offsets", "rows", "labels"), cuda_lookup_batch()))
+    model(**args).backward()
+    args[argument] = torch.tensor(bad, device="cuda")
+    with pytest.raises(GuardError) as caught:
+        model(**args)
+        check_point()
+    error = caught.value
+    assert (error.op, error.cause, error.location["code"]) == (op, cause, code)
+    assert tuple(error.values[k] for k in ("min", "max", "bound", "bad_count")) == values
+    torch.cuda.synchronize()  # raises if a kernel asserted: the context must be healthy
+    assert torch.ones(3, device="cuda").sum().item() == 3
+
+
+def test_clean_compiled_cuda_lookups_are_identical_and_unbroken():
+    batch = cuda_lookup_batch()
+    runs = []
+    for guarded in (False, True):
+        torch._dynamo.reset()
+        if guarded:
+            assertscope.guard()
+        model = compiled_lookup_model()
+        loss = model(*batch)
+        loss.backward()
+        torch.manual_seed(0)
+        explained = torch._dynamo.explain(LookupModel().cuda())(*batch)
+        runs.append((loss.detach(), [p.grad.clone() for p in model.parameters()],
+                     (explained.graph_count, explained.graph_break_count),
+                     [compiled.guarded_ops_in(g) for g in explained.graphs]))
+    (plain_loss, plain_grads, plain_breaks, plain_ops), (loss, grads, breaks, ops) = runs
+    assert torch.equal(plain_loss, loss) and all(torch.equal(a, b) for a, b in zip(plain_grads, grads))
+    assert plain_breaks == breaks == (1, 0)
+    assert (plain_ops, ops) == ([0], [4])

@@ -218,3 +218,154 @@ def test_assertscope_run_guards_a_compiled_training_script(tmp_path):
     assert root["location"]["code"] == "return F.cross_entropy(logits.flatten(0, 1), labels.flatten())"
     assert (root["values"]["max"], root["values"]["bound"], root["values"]["bad_count"]) == (5, 5, 1)
     assert b"step 1 " in proc.stderr and b"step 2 " not in proc.stderr
+
+
+class LookupModel(nn.Module):
+    """The index-heavy ops of a compiled model: an EmbeddingBag (ids and offsets), tensor
+    indexing read (`table[rows + 1]`, with an index computed inside the compiled region) and
+    written (`scores[rows] = pooled`), and one_hot."""
+
+    def __init__(self, vocab=10, rows=8, classes=4):
+        super().__init__()
+        self.bag = nn.EmbeddingBag(vocab, classes, mode="mean")
+        self.table = nn.Parameter(torch.randn(rows, classes))
+        self.rows = rows
+
+    def forward(self, ids, offsets, rows, labels):
+        pooled = self.bag(ids, offsets)
+        picked = self.table[rows + 1]
+        scores = pooled.new_zeros(self.rows, pooled.shape[1])
+        scores[rows] = pooled
+        hot = F.one_hot(labels, pooled.shape[1]).float()
+        return ((pooled + picked) * hot).sum() + scores.pow(2).sum()
+
+
+def lookup_batch():
+    return torch.tensor([1, 2, 3, 4, 5, 6]), torch.tensor([0, 2, 4]), torch.tensor([0, 3, 6]), torch.tensor([0, 3, 1])
+
+
+def compiled_lookup_model():
+    torch.manual_seed(0)
+    return torch.compile(LookupModel())
+
+
+BAD_LOOKUPS = {
+    # case: (argument, bad value, op, cause, the line, (min, max, bound, bad_count))
+    "index read": ("rows", [0, 3, 7], "index", "index-out-of-bounds", "picked = self.table[rows + 1]", (1, 8, 8, 1)),
+    "index write": ("rows", [0, -9, 6], "index", "index-out-of-bounds", "scores[rows] = pooled", (-9, 6, 8, 1)),
+    "bag id": ("ids", [1, 2, 3, 12, 5, 6], "embedding_bag", "embedding-index-out-of-range", "pooled = self.bag(ids, offsets)", (1, 12, 10, 1)),
+    "one_hot class": ("labels", [0, 4, 1], "one_hot", "target-out-of-range", "hot = F.one_hot(labels, pooled.shape[1]).float()", (0, 4, 4, 1)),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_LOOKUPS))
+def test_a_bad_index_inside_a_compiled_model_is_caught_with_op_line_and_values(fresh_compiler, case):
+    argument, bad, op, cause, code, values = BAD_LOOKUPS[case]
+    assertscope.guard(mode="sync")
+    model = compiled_lookup_model()
+    args = dict(zip(("ids", "offsets", "rows", "labels"), lookup_batch()))
+    model(**args).backward()  # a clean step first: the graph is compiled and reused
+    args[argument] = torch.tensor(bad)
+    with pytest.raises(GuardError) as caught:
+        model(**args)
+    error = caught.value
+    assert (error.op, error.cause) == (op, cause)
+    assert (error.location["function"], error.location["code"]) == ("forward", code)
+    assert error.location["line"] == line_of(LookupModel.forward, code)
+    assert tuple(error.values[k] for k in ("min", "max", "bound", "bad_count")) == values
+    # A guarded error is also the exception PyTorch raises for it on the CPU.
+    if op == "index":
+        assert isinstance(error, IndexError)
+
+
+def test_bad_embedding_bag_offsets_inside_a_compiled_model(fresh_compiler):
+    assertscope.guard(mode="sync")
+    model = compiled_lookup_model()
+    ids, _, rows, labels = lookup_batch()
+    with pytest.raises(GuardError) as caught:
+        model(ids, torch.tensor([0, 4, 2]), rows, labels)  # offsets go down at [2]
+    error = caught.value
+    assert (error.op, error.location["code"]) == ("embedding_bag", "pooled = self.bag(ids, offsets)")
+    assert (error.values["positions"], error.values["bad_values"], error.values["bound"]) == ([[2]], [2], 6)
+
+
+def test_async_mode_repairs_a_compiled_index_and_reports_at_the_next_check_point(fresh_compiler):
+    # Forced async on the CPU takes the path of CUDA tensors: the generated code reads a
+    # repaired index (no out-of-range read, no abort), the failure comes at a check point.
+    assertscope.guard(mode="async")
+    model = compiled_lookup_model()
+    ids, offsets, _, labels = lookup_batch()
+    # rows + 1 reaches 8 in a table of 8 rows; the write with rows itself is fine. On the CPU
+    # the next check point is the write's check, in the same graph.
+    with pytest.raises(GuardError) as caught:
+        model(ids, offsets, torch.tensor([0, 3, 7]), labels)
+        check_point()
+    error = caught.value
+    assert (error.op, error.values["max"], error.values["bad_count"]) == ("index", 8, 1)
+    assert error.location["code"] == "picked = self.table[rows + 1]"
+    assert "asynchronous guard" in str(error)
+
+
+def lookup_step(model, args):
+    loss = model(*args)
+    loss.backward()
+    return loss.detach(), [p.grad.clone() for p in model.parameters()]
+
+
+def test_clean_compiled_lookups_are_identical_with_and_without_the_guard(fresh_compiler):
+    plain = lookup_step(compiled_lookup_model(), lookup_batch())
+    torch._dynamo.reset()
+    assertscope.guard(mode="sync")
+    guarded = lookup_step(compiled_lookup_model(), lookup_batch())
+    assert torch.equal(plain[0], guarded[0])
+    assert all(torch.equal(a, b) for a, b in zip(plain[1], guarded[1]))
+
+
+def test_lookup_checks_compile_into_the_graph_without_graph_breaks(fresh_compiler):
+    torch.manual_seed(0)
+    model = LookupModel()
+    plain = torch._dynamo.explain(model)(*lookup_batch())
+    torch._dynamo.reset()
+    assertscope.guard()
+    guarded = torch._dynamo.explain(model)(*lookup_batch())
+    assert (guarded.graph_count, guarded.graph_break_count) == (plain.graph_count, plain.graph_break_count) == (1, 0)
+    # embedding_bag, the index read, the index write and one_hot
+    assert [compiled.guarded_ops_in(graph) for graph in guarded.graphs] == [4]
+
+
+class CtcModel(nn.Module):
+    def __init__(self, classes=5):
+        super().__init__()
+        self.head = nn.Linear(4, classes)
+
+    def forward(self, frames, targets, input_lengths, target_lengths):
+        log_probs = self.head(frames).log_softmax(-1)
+        loss = F.ctc_loss(log_probs, targets, input_lengths, target_lengths)
+        return loss * 2
+
+
+def test_ctc_loss_in_a_compiled_model_is_checked_where_pytorch_breaks_the_graph(fresh_compiler):
+    # PyTorch never puts ctc_loss in a graph (its kernel's output shapes depend on the lengths'
+    # values): the compiled function runs it between two graphs, where Dynamo would compile
+    # the guard's wrapper with its check folded away unless told not to trace it.
+    frames = torch.randn(12, 2, 4)
+    targets = torch.tensor([[1, 2, 3, 4], [2, 2, 1, 0]])
+    lengths = (torch.tensor([12, 10]), torch.tensor([4, 3]))
+    torch.manual_seed(0)
+    plain = torch._dynamo.explain(CtcModel())(frames, targets, *lengths)
+    torch._dynamo.reset()
+    assertscope.guard(mode="sync")
+    torch.manual_seed(0)
+    model = CtcModel()
+    guarded = torch._dynamo.explain(model)(frames, targets, *lengths)
+    assert (guarded.graph_count, guarded.graph_break_count) == (plain.graph_count, plain.graph_break_count) == (2, 1)
+    torch._dynamo.reset()
+    step = torch.compile(model)
+    step(frames, targets, *lengths).backward()
+    targets[1, 1] = 5  # C = 5 classes: 5 is one past the end
+    with pytest.raises(GuardError) as caught:
+        step(frames, targets, *lengths)
+    error = caught.value
+    assert (error.op, error.cause, error.values["bad_values"]) == ("ctc_loss", "ctc-loss", [5])
+    assert error.location["code"] == "loss = F.ctc_loss(log_probs, targets, input_lengths, target_lengths)"
+    assert error.location["line"] == line_of(CtcModel.forward, "loss = F.ctc_loss(")

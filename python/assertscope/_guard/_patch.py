@@ -29,6 +29,7 @@ __all__ = ["install", "uninstall", "installed"]
 
 _undo = []
 _jit_ids = []
+_wrappers = []
 
 
 def guarded(check, original, names, writes_input):
@@ -40,9 +41,11 @@ def guarded(check, original, names, writes_input):
         if skip_call():
             return original(*args, **kwargs)
         call = Call(names, args, kwargs)
-        if not ledgers and quick(call):
-            return original(*args, **kwargs)  # (run() would say the same, a little later)
-        return run(check, original, call, writes_input)
+        if ledgers:
+            return run(check, original, call, writes_input)  # (polls them first)
+        if quick(call):
+            return original(*args, **kwargs)
+        return run(check, original, call, writes_input, asked_quick=True)
 
     return wraps(guarded_call, original)
 
@@ -66,15 +69,24 @@ def install():
         return
     from .checks import PATCHES
 
+    # One builtin reachable under two names (F.one_hot is torch._C._nn.one_hot) gets one
+    # wrapper: torch.compile knows the op by one of its names, and a second wrapper object
+    # under the other would be unknown to it (a graph break, and the op unchecked).
+    wrappers = {}
     for owner_path, name, check, names in PATCHES:
         try:
             owner = resolve(owner_path)
             original = vars(owner)[name] if isinstance(owner, type) and name in vars(owner) else getattr(owner, name)
         except (ImportError, AttributeError):
             continue  # an op this torch does not have
-        make = getattr(check, "wrapper", None)
-        special = make(original) if make else None
-        wrapper = wraps(special, original) if special else guarded(check, original, names, name.endswith("_"))
+        shared = (id(original), id(check), names)
+        wrapper = wrappers.get(shared)
+        if wrapper is None:
+            make = getattr(check, "wrapper", None)
+            special = make(original) if make else None
+            wrapper = wraps(special, original) if special else guarded(check, original, names, name.endswith("_"))
+            wrappers[shared] = wrapper
+            _wrappers.append(wrapper)
         _undo.append(replace(owner, name, wrapper))
         _register_with_torchscript(wrapper, original)
     from . import _verified  # second handles on memory that bypass version counters
@@ -91,6 +103,7 @@ def install():
 
 
 def uninstall():
+    _wrappers.clear()
     while _undo:
         _undo.pop()()
     try:
@@ -105,3 +118,8 @@ def uninstall():
 
 def installed():
     return bool(_undo)
+
+
+def wrappers():
+    """The wrapper functions in place (for compiled.py, which keeps Dynamo out of them)."""
+    return list(_wrappers)

@@ -2,12 +2,14 @@
 
 What it does: while the guard is on, every graph that Dynamo (torch.compile's tracer) hands to
 a backend is rewritten before the backend sees it. In front of each guarded op in the graph
-(F.embedding, F.cross_entropy / nll_loss, gather, scatter, index_select, one_hot, take, ...
-the ops of the checks' tables) one node is inserted: the custom op `assertscope::checked`,
-which receives the op's tensors and its constant arguments, runs the very same check the
-eager guard runs, and returns the checked index (or target) tensor, which the guarded op then
-consumes. A bad value raises the usual GuardError, naming the op, the user's line inside the
-compiled model (from the graph's record of where each op was traced) and the values.
+(F.embedding, F.embedding_bag, F.cross_entropy / nll_loss, gather, scatter, index_select,
+one_hot, take, `x[idx]`, `x[idx] = v`, ... the ops of the checks' tables) one node is
+inserted: the custom op `assertscope::checked`, which receives the op's tensors and its
+constant arguments, runs the very same check the eager guard runs, and returns the checked
+index (or target) tensors (every index tensor of `x[rows, cols]`, the ids and the offsets of
+embedding_bag), which the guarded op then consumes. A bad value raises the usual GuardError,
+naming the op, the user's line inside the compiled model (from the graph's record of where
+each op was traced) and the values.
 
 Why this way, and not one of the alternatives:
   * the check compiles into the graph: Dynamo's tracing is untouched, so the guard adds no
@@ -25,13 +27,15 @@ Why this way, and not one of the alternatives:
 The cost: one copy of each checked index/target tensor (a custom op may not return its
 input), and the check's own reduction.
 
+Ops that PyTorch itself never puts in a graph run between two graphs, in plain Python, where
+the eager guard checks them as in uncompiled code (see _never_traced): ctc_loss (the shape of
+its aten kernel's outputs depends on the lengths' values, so Dynamo breaks the graph there,
+also with `capture_dynamic_output_shape_ops`), and one_hot without num_classes (its output
+shape is the maximum value).
+
 What it does not cover (the eager guard does, outside compiled regions):
-  * tensor indexing `x[idx]` / `x[idx] = v` inside a compiled region, embedding_bag and
-    ctc_loss (their functional forms reshape their arguments before the kernel sees them);
   * ops whose non-tensor arguments are symbolic (dynamic shapes: `one_hot(t, n)` with a
-    traced n), and ops on tensor subclasses;
-  * ops Dynamo cannot put in a graph (F.one_hot: it breaks the graph there and runs the op
-    itself, with the eager guard's check skipped because it is still compiling);
+    traced n, `x[idx, :n]` with a traced n), and ops on tensor subclasses;
   * graphs compiled before the guard was switched on (torch.compile caches them), and
     TorchScript: torch.jit.script / torch.jit.trace run their graphs in C++ without Python,
     so nothing in them is guarded; PyTorch's own CPU checks still raise there (IndexError /
@@ -41,6 +45,7 @@ What it does not cover (the eager guard does, outside compiled regions):
 import functools
 import inspect
 import json
+import operator
 import sys
 import threading
 
@@ -64,9 +69,17 @@ _FUNCTIONAL = {
     "binary_cross_entropy": (("torch._C._nn", "binary_cross_entropy"), {}),
     "multi_margin_loss": (("torch._C._nn", "multi_margin_loss"), {}),
     "multilabel_margin_loss": (("torch._C._nn", "multilabel_margin_loss"), {}),
+    # F.embedding_bag passes mode as a string and padding_idx as None where the builtin takes
+    # ints; the check reads neither, only the ids, the offsets and the table.
+    "embedding_bag": (("torch", "embedding_bag"), {"input": "indices"}),
 }
 # The argument the inserted op returns (and the guarded op then reads), in order of preference.
 _CHECKED_ARGUMENTS = ("indices", "index", "target", "targets", "tensor")
+# Further index arguments the check's rules read, returned as well: in the asynchronous mode
+# each one the kernel reads must reach it repaired.
+_ALSO_CHECKED = ("offsets",)
+# Tensor indexing: Dynamo records `x[idx]` and `x[idx] = v` as these, with the check's parameters.
+_INDEXING = {operator.getitem: "torch.Tensor.__getitem__", operator.setitem: "torch.Tensor.__setitem__"}
 
 _lock = threading.Lock()
 _installed = []
@@ -77,23 +90,23 @@ _installed = []
 
 def _define_op():
     library = torch.library.Library("assertscope", "FRAGMENT")
-    library.define("checked(Tensor value, Tensor?[] tensors, str site) -> Tensor")
+    library.define("checked(Tensor[] values, Tensor?[] tensors, str site) -> Tensor[]")
     library.impl("checked", _checked, "CompositeExplicitAutograd")
     torch.library.register_fake(OP_NAME, _checked_fake, lib=library)
     return library
 
 
-def _checked_fake(value, tensors, site):
-    return torch.empty_like(value)
+def _checked_fake(values, tensors, site):
+    return [torch.empty_like(value) for value in values]
 
 
-def _checked(value, tensors, site):
+def _checked(values, tensors, site):
     """The compiled code's check: the guarded op's call rebuilt from `site`, checked like an
-    eager call; returns the (in the asynchronous mode: repaired) checked argument."""
+    eager call; returns the (in the asynchronous mode: repaired) checked arguments."""
     entry = _site(site)
-    check, call, returned = entry.call(value, tensors)
+    check, call = entry.call(values, tensors)
     if not state.enabled:
-        return value.clone()
+        return [value.clone() for value in values]
     _ledger.poll_all()
     error = None
     with Busy():
@@ -112,8 +125,18 @@ def _checked(value, tensors, site):
                 record.record()
     if error is not None:
         raise error
-    result = call.get(returned)
-    return result.clone() if result is value else result
+    results = []
+    for path, value in zip(entry.returned, values):
+        result = _at(call, path)
+        # (a custom op may not return its input: an unrepaired argument goes out as a copy)
+        results.append(result if isinstance(result, torch.Tensor) and result is not value else value.clone())
+    return results
+
+
+def _at(call, path):
+    """The argument at `path`: [name], or [name, position] inside an index tuple."""
+    value = call.get(path[0])
+    return value[path[1]] if len(path) > 1 else value
 
 
 class _Site:
@@ -134,11 +157,11 @@ class _Site:
             self.frame = (file, line, function)
             self.location = {"file": display_path(file), "line": line, "function": function, "code": code}
 
-    def call(self, value, tensors):
+    def call(self, values, tensors):
         check, names = _targets()["keys"][self.key]
-        args = tuple(_decode(a, value, tensors) for a in self.args)
-        kwargs = {k: _decode(v, value, tensors) for k, v in self.kwargs.items()}
-        return check, Call(names, args, kwargs), self.returned
+        args = tuple(_decode(a, values, tensors) for a in self.args)
+        kwargs = {k: _decode(v, values, tensors) for k, v in self.kwargs.items()}
+        return check, Call(names, args, kwargs)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -146,12 +169,19 @@ def _site(spec):
     return _Site(spec)
 
 
-def _decode(encoded, value, tensors):
+def _decode(encoded, values, tensors):
     if isinstance(encoded, dict):
-        slot = encoded["tensor"]
-        return value if slot < 0 else tensors[slot]
+        if "value" in encoded:
+            return values[encoded["value"]]
+        if "tensor" in encoded:
+            return tensors[encoded["tensor"]]
+        if "tuple" in encoded:
+            return tuple(_decode(e, values, tensors) for e in encoded["tuple"])
+        if "slice" in encoded:
+            return slice(*encoded["slice"])
+        return Ellipsis
     if isinstance(encoded, list):
-        return tuple(_decode(e, value, tensors) for e in encoded)
+        return [_decode(e, values, tensors) for e in encoded]
     return encoded
 
 
@@ -168,8 +198,12 @@ def _targets():
     functions, methods, keys = {}, {}, {}
     by_owner = {}
     for owner_path, name, check, names in PATCHES:
+        key = f"{owner_path}.{name}"
         if getattr(check, "wrapper", None) is not None:
-            continue  # tensor indexing: its own fast wrapper, not rebuilt here
+            # Tensor indexing: in graphs as operator.getitem / setitem (see _INDEXING).
+            if owner_path == "torch.Tensor" and key in _INDEXING.values():
+                keys[key] = (check, names)
+            continue
         try:
             owner = _patch.resolve(owner_path)
         except (ImportError, AttributeError):
@@ -178,7 +212,6 @@ def _targets():
         if current is None:
             continue
         original = getattr(current, "__wrapped__", current)
-        key = f"{owner_path}.{name}"
         keys[key] = (check, names)
         by_owner[(owner_path, name)] = key
         if owner_path == "torch.Tensor":
@@ -195,6 +228,9 @@ def _targets():
             continue
         check, names = keys[key]
         functions[getattr(function, "__wrapped__", function)] = (key, check, names, renames)
+    for function, key in _INDEXING.items():
+        if key in keys:
+            functions[function] = (key, *keys[key], None)
     return {"functions": functions, "methods": methods, "keys": keys}
 
 
@@ -263,11 +299,17 @@ def _encode(value, tensors):
             raise _Unsupported
         tensors.append(value)
         return {"tensor": len(tensors) - 1}
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if value is None or type(value) in (bool, int, float, str):
         return value
-    if isinstance(value, (tuple, list)):
+    if isinstance(value, list):
         return [_encode(v, tensors) for v in value]
-    raise _Unsupported
+    if isinstance(value, tuple):
+        return {"tuple": [_encode(v, tensors) for v in value]}
+    if isinstance(value, slice):
+        return {"slice": [_encode(part, tensors) for part in (value.start, value.stop, value.step)]}
+    if value is Ellipsis:
+        return {"ellipsis": True}
+    raise _Unsupported  # (a symbolic int of a dynamic shape among them)
 
 
 def _user_frame(stack_trace):
@@ -298,6 +340,54 @@ def _user_frame(stack_trace):
     return found
 
 
+def _is_tensor_node(value):
+    return isinstance(_example_of(value), torch.Tensor)
+
+
+def _returned(bound, indexing):
+    """[(path, node)] of the arguments the inserted op returns checked: [name] or, inside the
+    index tuple of `x[rows, cols]`, [name, position]."""
+    if indexing:
+        if not _is_tensor_node(bound["input"][1]):
+            return []  # getitem of a tuple, a list, a torch.Size
+        index = bound["index"][1]
+        if _is_integer_tensor_node(index):
+            return [(["index"], index)]
+        if isinstance(index, (tuple, list)):
+            return [(["index", i], item) for i, item in enumerate(index) if _is_integer_tensor_node(item)]
+        return []
+    first = next((name for name in _CHECKED_ARGUMENTS if name in bound and _is_tensor_node(bound[name][1])), None)
+    if first is None:
+        return []
+    also = [name for name in _ALSO_CHECKED if name in bound and _is_integer_tensor_node(bound[name][1])]
+    return [([name], bound[name][1]) for name in [first, *also]]
+
+
+def _is_integer_tensor_node(value):
+    example = _example_of(value)
+    return isinstance(example, torch.Tensor) and not example.dtype.is_floating_point and example.dtype not in (
+        torch.bool,
+        torch.complex64,
+        torch.complex128,
+    )
+
+
+def _replace_input(node, bound, path, checked):
+    """Points the guarded op's argument at `path` to the checked value."""
+    kind, position = bound[path[0]][0]
+    current = node.args[position] if kind == "arg" else node.kwargs[position]
+    if len(path) > 1:
+        items = list(current)
+        items[path[1]] = checked
+        current = type(current)(items)
+    else:
+        current = checked
+    if kind == "arg":
+        node.args = node.args[:position] + (current,) + node.args[position + 1 :]
+    else:
+        node.kwargs = {**node.kwargs, position: current}
+
+
 def rewrite(gm):
     """Inserts the check in front of every guarded op of a Dynamo graph; returns how many."""
     graph = gm.graph
@@ -310,48 +400,56 @@ def rewrite(gm):
         bound = _bind(node, names, renames)
         if not bound:
             continue
-        returned = next(
-            (
-                name
-                for name in _CHECKED_ARGUMENTS
-                if name in bound and isinstance(_example_of(bound[name][1]), torch.Tensor)
-            ),
-            None,
-        )
-        if returned is None:
+        returned = _returned(bound, node.target in _INDEXING)
+        if not returned:
             continue
+        slots = {id(value): i for i, (_, value) in enumerate(returned)}
         tensors = []
         try:
-            value_node = bound[returned][1]
-            args, kwargs = [], {}
-            for name in names:
-                if name not in bound:
-                    continue
-                value = bound[name][1]
-                encoded = {"tensor": -1} if value is value_node and name == returned else _encode(value, tensors)
-                kwargs[name] = encoded
+            kwargs = {name: _encode(bound[name][1], tensors) for name in names if name in bound}
         except _Unsupported:
             continue
+        # The returned values travel as `values`: a slot of `tensors` that holds one is renamed.
+        values = [value for _, value in returned]
+        kwargs = {name: _as_value_slots(value, tensors, slots) for name, value in kwargs.items()}
         spec = json.dumps(
-            {"op": key, "args": args, "kwargs": kwargs, "returned": returned, "where": _user_frame(node.meta.get("stack_trace"))},
+            {
+                "op": key,
+                "args": [],
+                "kwargs": kwargs,
+                "returned": [path for path, _ in returned],
+                "where": _user_frame(node.meta.get("stack_trace")),
+            },
             separators=(",", ":"),
         )
+        tensors = [t if id(t) not in slots else None for t in tensors]
         with graph.inserting_before(node):
-            checked = graph.call_function(torch.ops.assertscope.checked.default, (value_node, list(tensors), spec))
-        checked.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack", "source_fn_stack")})
-        example = _example(value_node)
-        if example is not None:
-            checked.meta["example_value"] = example
-        kind, position = bound[returned][0]
-        if kind == "arg":
-            node.args = node.args[:position] + (checked,) + node.args[position + 1 :]
-        else:
-            node.kwargs = {**node.kwargs, position: checked}
+            checked = graph.call_function(torch.ops.assertscope.checked.default, (values, tensors, spec))
+            outputs = [graph.call_function(operator.getitem, (checked, i)) for i in range(len(values))]
+        meta = {k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack", "source_fn_stack")}
+        checked.meta.update(meta)
+        checked.meta["example_value"] = [_example(value) for value in values]
+        for output, value, (path, _) in zip(outputs, values, returned):
+            output.meta.update(meta)
+            output.meta["example_value"] = _example(value)
+            _replace_input(node, bound, path, output)
         inserted += 1
     if inserted:
         graph.lint()
         gm.recompile()
     return inserted
+
+
+def _as_value_slots(encoded, tensors, slots):
+    """`encoded` with each {"tensor": i} whose node is returned turned into {"value": j}."""
+    if isinstance(encoded, dict):
+        if "tensor" in encoded:
+            slot = slots.get(id(tensors[encoded["tensor"]]))
+            return encoded if slot is None else {"value": slot}
+        return {k: _as_value_slots(v, tensors, slots) for k, v in encoded.items()}
+    if isinstance(encoded, list):
+        return [_as_value_slots(e, tensors, slots) for e in encoded]
+    return encoded
 
 
 def _example_of(value):
@@ -421,12 +519,32 @@ def _forget_dynamo_trace_rules():
         clear()
 
 
+def _never_traced(functions):
+    """Tells Dynamo to run these functions (the wrappers) and all they call as plain Python.
+
+    Between two graphs of a compiled function (after a graph break: ctc_loss, one_hot without
+    num_classes, print) Dynamo compiles every Python frame that runs, the wrappers' too. It
+    would fold their `skip_call()` (torch.compiler.is_compiling()) to True and compile the
+    wrapper into a direct call of the op: unchecked. Inside a graph the wrappers are not
+    frames: Dynamo records them as the torch functions they stand for, and `rewrite` checks
+    them. A flag on the code object, with no cost per call (PyTorch marks its own hooks so)."""
+    eval_frame = getattr(getattr(torch._C, "_dynamo", None), "eval_frame", None)
+    strategy = getattr(eval_frame, "_FrameExecStrategy", None)
+    action = getattr(eval_frame, "_FrameAction", None)
+    if strategy is None or action is None or not hasattr(eval_frame, "set_code_exec_strategy"):
+        return  # an older PyTorch: its Dynamo compiles these frames as before
+    skip = strategy(action.SKIP, action.SKIP)
+    for code in {getattr(function, "__code__", None) for function in functions} - {None}:
+        eval_frame.set_code_exec_strategy(code, skip)
+
+
 def install():
     """Guards compiled graphs: now if torch._dynamo is loaded, else from the first torch.compile."""
-    from ._patch import replace
+    from ._patch import replace, wrappers
 
     _targets.cache_clear()  # each guard() puts new wrappers in place
     _forget_dynamo_trace_rules()
+    _never_traced(wrappers())
     with _lock:
         if not any(kind == "compile" for kind, _ in _installed):
             _installed.append(("compile", replace(torch, "compile", _compile_wrapper(torch.compile))))

@@ -24,6 +24,7 @@ from .._verified import ranges_of
 from ._common import is_index_tensor, within
 
 _SIMPLE = frozenset({int, slice, type(None), type(Ellipsis), bool})
+Tensor = torch.Tensor
 
 
 def needs_check(index):
@@ -108,8 +109,15 @@ class AdvancedIndexCheck(Check):
 
     def rules(self, call):
         target, index = call.get("input"), call.get(self.container)
-        if not isinstance(target, torch.Tensor) or target.device.type == "meta":
+        if not isinstance(target, torch.Tensor) or target.is_meta:
             return []
+        if isinstance(index, torch.Tensor) and not self.tuple_only:
+            # x[idx], the common form (h[seeds], table[ids]): one index for dimension 0.
+            # (A mask indexes as many dimensions as it has; a 0-dim integer index is read as
+            # a Python int and checked by PyTorch on the host.)
+            if not (is_index_tensor(index) and index.dim() and index.numel() and target.dim()):
+                return []
+            return [IndexRule(0, index, 0, target.shape[0])]
         items = self.items(index)
         consumed = 0
         for item in items:
@@ -182,14 +190,14 @@ class AdvancedIndexCheck(Check):
         if len(names) == 2:
 
             def __getitem__(self, index):
-                if type(index) in _SIMPLE or not needs_check(index) or skip_call():
+                if (type(index) is not Tensor and not needs_check(index)) or skip_call():
                     return original(self, index)
                 return run(check, original, Call(names, (self, index), {}))
 
             return __getitem__
 
         def __setitem__(self, index, value):
-            if type(index) in _SIMPLE or not needs_check(index) or skip_call():
+            if (type(index) is not Tensor and not needs_check(index)) or skip_call():
                 return original(self, index, value)
             return run(check, original, Call(names, (self, index, value), {}), True)
 

@@ -55,6 +55,7 @@ class ClassTargetCheck(Check):
         self.has_ignore_index = has_ignore_index
         self.low = low
         self.class_dim_of_batched = class_dim_of_batched
+        self.checks_shapes = op in ("cross_entropy", "nll_loss")  # batch_problem, shape_problem
 
     def classes(self, input):
         return input.shape[self.class_dim_of_batched] if input.dim() >= 2 else input.shape[0]
@@ -68,11 +69,14 @@ class ClassTargetCheck(Check):
         if facts is None:
             return False
         input = call.get("input")
-        if not isinstance(input, torch.Tensor) or not input.dim():
+        if not isinstance(input, torch.Tensor):
             return False
-        if self.batch_problem(input, target) is not None or self.shape_problem(input, target) is not None:
+        shape = input.shape
+        dims = len(shape)
+        if not dims or self.shapes_refused(shape, target.shape):
             return False  # the full path explains PyTorch's refusal
-        classes, ignore = self.classes(input), self.ignore_index(call)
+        classes = shape[self.class_dim_of_batched] if dims >= 2 else shape[0]
+        ignore = self.ignore_index(call)
         return within(facts.get(None), self.low, classes) or (
             ignore is not None and within(facts.get(ignore), self.low, classes)
         )
@@ -82,12 +86,13 @@ class ClassTargetCheck(Check):
         if not (checkable(input) and is_index_tensor_or_byte(target)) or target.numel() == 0 or input.dim() == 0:
             problem = self.float_target_problem(input, target)
             return [ShapeRule("target", target, problem)] if problem is not None else []
-        mismatch = self.batch_problem(input, target)
-        if mismatch is not None:
-            return [ShapeRule("target", target, mismatch)]
-        shape = self.shape_problem(input, target)
-        if shape is not None:
-            return [ShapeRule("target", target, shape)]
+        if self.shapes_refused(input.shape, target.shape):
+            mismatch = self.batch_problem(input, target)
+            if mismatch is not None:
+                return [ShapeRule("target", target, mismatch)]
+            shape = self.shape_problem(input, target)
+            if shape is not None:
+                return [ShapeRule("target", target, shape)]
         return [RangeRule("target", target, self.low, self.classes(input), ignore=self.ignore_index(call))]
 
     def float_target_problem(self, input, target):
@@ -101,6 +106,15 @@ class ClassTargetCheck(Check):
         if self.op == "cross_entropy" and tuple(target.shape) == tuple(input.shape):
             return None
         return ("target-dtype", f"a {str(target.dtype).replace('torch.', '')} target: class-index targets must be int64", None)
+
+    def shapes_refused(self, shape, target_shape):
+        """True where batch_problem() or shape_problem() finds a problem, from the two shapes
+        alone: the test every clean call pays, the explanations only the refused ones."""
+        dims = len(shape)
+        if not self.checks_shapes or dims < 2:
+            return False
+        target_dims = len(target_shape)
+        return (target_dims == dims - 1 and shape[0] != target_shape[0]) or (dims == 2 and target_dims == 2)
 
     def batch_problem(self, input, target):
         """Logits and targets with different batch sizes (PyTorch: "Expected input batch_size
