@@ -243,3 +243,16 @@ fn a_lone_trigger_far_from_any_seed_and_from_the_end_is_not_parsed() {
     let report = |scan: log::LogScan| serde_json::to_string(&diagnose::diagnose(&[scan])).unwrap();
     assert_eq!(report(mapped), report(streamed));
 }
+
+#[test]
+fn follow_on_lines_far_from_the_end_are_read_through_their_error_s_window() {
+    // Neither line holds a seed; each is printed beside an error that does.
+    let cuda = "RuntimeError: CUDA error: device-side assert triggered\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n";
+    let nccl = "[E1105 09:41:07.295143277 ProcessGroupNCCL.cpp:621] [Rank 1] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.\nterminate called after throwing an instance of 'c10::DistBackendError'\n  what():  [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE) ran for 600000 milliseconds before timing out.\n";
+    let text = format!("{}{cuda}{}{nccl}{}{CRASH}", chatter(10 << 20), chatter(10 << 20), chatter(10 << 20));
+    let (mapped, streamed) = both_scans(&text);
+    assert_eq!(format!("{mapped:?}"), format!("{streamed:?}"));
+    let texts: Vec<&str> = mapped.errors.iter().map(|e| e.text.as_str()).collect();
+    assert!(texts.iter().any(|t| t.contains("CUDA_LAUNCH_BLOCKING")), "{texts:?}");
+    assert!(texts.iter().any(|t| t.contains("Some NCCL operations have failed")), "{texts:?}");
+}

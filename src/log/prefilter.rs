@@ -4,9 +4,9 @@
 //! large file for all of them runs at a fraction of memory speed, because several are
 //! short and common (`inf`, `nan`, `In[`, `File `). Every event the parser starts from
 //! an idle state is announced by one of a few rare literals (`SEEDS`): an exception or
-//! error line, an assertion, a traceback header, a C++ `terminate called`. So the bulk
-//! of the file is searched for the seeds only, and the full trigger set is searched
-//! where it can matter:
+//! error line, an assertion, a traceback header, a C++ exception's `what():`, NCCL's
+//! watchdog. So the bulk of the file is searched for the seeds only, and the full trigger
+//! set is searched where it can matter:
 //! - within `Reach::near` bytes of a seed, on either side: the frames of a traceback
 //!   whose header was lost come before its exception line, the hints after it;
 //! - in the last `Reach::tail` bytes of the file, where the crash is, and so in the
@@ -27,26 +27,18 @@ use std::sync::OnceLock;
 
 /// Literals that announce every event the parser can start from an idle state. Each
 /// covers triggers of its own (`rror` covers `Error` and `error`, `ssertion` both
-/// spellings of `Assertion`); a knowledge-base test checks every known error line holds
-/// one of them.
-pub const SEEDS: &[&str] = &[
-    "rror",
-    "xception",
-    "ssertion",
-    "Traceback",
-    "most recent call",
-    "terminate called",
-    "what():",
-    "device-side",
-    "index out of bounds",
-    "Watchdog",
-    "timed out",
-    "CUDA_LAUNCH_BLOCKING",
-];
+/// spellings of `Assertion`); a knowledge-base test checks that every known error holds
+/// one of them. They are few on purpose: with these and `EVERYWHERE_HINTS` (11 literals)
+/// Teddy, the SIMD search, runs as fast as on ripgrep's four; with 18 it took 60% longer.
+pub const SEEDS: &[&str] = &["rror", "xception", "ssertion", "Traceback", "what():", "Watchdog"];
 
 /// Triggers whose lines are parsed wherever they are: stated sizes and diverging
 /// metrics (see `chatter`).
 pub const EVERYWHERE: &[&str] = &["num_classes", "num_labels", "n_classes", "ocab", "nan", "inf"];
+
+/// What the bulk search looks for to find the `EVERYWHERE` lines: each of those literals
+/// holds one of these (fewer literals, a faster search); a hit is confirmed on its line.
+pub const EVERYWHERE_HINTS: &[&str] = &["_classes", "_labels", "ocab", "nan", "inf"];
 
 /// How far from a seed, and how far from the end of the file, the full trigger set is
 /// searched.
@@ -63,7 +55,7 @@ impl Reach {
 /// The searchers behind the prefilter, built once.
 pub struct Prefilter {
     seeds: LiteralSearch,
-    /// Patterns below this id are `SEEDS`, the rest `EVERYWHERE`.
+    /// Patterns below this id are `SEEDS`, the rest `EVERYWHERE_HINTS`.
     seed_count: usize,
     longest: usize,
 }
@@ -72,6 +64,7 @@ pub struct Prefilter {
 #[derive(Debug, Clone, Copy)]
 pub enum Found {
     Seed(usize),
+    /// An `EVERYWHERE_HINTS` literal: its line is passed if it holds an `EVERYWHERE` one.
     Everywhere(usize),
 }
 
@@ -79,7 +72,7 @@ impl Prefilter {
     pub fn get() -> &'static Prefilter {
         static P: OnceLock<Prefilter> = OnceLock::new();
         P.get_or_init(|| {
-            let literals: Vec<&str> = SEEDS.iter().chain(EVERYWHERE).copied().collect();
+            let literals: Vec<&str> = SEEDS.iter().chain(EVERYWHERE_HINTS).copied().collect();
             Prefilter {
                 seeds: LiteralSearch::new(&literals),
                 seed_count: SEEDS.len(),
@@ -88,7 +81,12 @@ impl Prefilter {
         })
     }
 
-    /// Every position in `[from, to)` where a seed or an everywhere literal starts
+    /// Whether a line holds one of the `EVERYWHERE` literals.
+    pub fn states_everywhere(line: &[u8]) -> bool {
+        EVERYWHERE.iter().any(|l| memchr::memmem::find(line, l.as_bytes()).is_some())
+    }
+
+    /// Every position in `[from, to)` where a seed or an everywhere hint starts
     /// (overlapping occurrences included, so the result does not depend on `from`).
     pub fn find_all(&self, bytes: &[u8], from: usize, to: usize, out: &mut Vec<Found>) {
         let end = (to + self.longest - 1).min(bytes.len());
@@ -175,6 +173,7 @@ pub fn reference_candidates(bytes: &[u8], reach: Reach) -> Vec<(usize, u64)> {
     }
     seeds.sort_unstable();
     everywhere.sort_unstable();
+    // (`EVERYWHERE_HINTS` only speed up the search for these; a test checks they cover them.)
     let any_in = |sorted: &[usize], lo: usize, hi: usize| {
         let i = sorted.partition_point(|&m| m < lo);
         sorted.get(i).is_some_and(|&m| m <= hi)
@@ -198,4 +197,24 @@ pub fn reference_candidates(bytes: &[u8], reach: Reach) -> Vec<(usize, u64)> {
         number += 1;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_everywhere_literal_holds_a_hint() {
+        for literal in EVERYWHERE {
+            assert!(EVERYWHERE_HINTS.iter().any(|h| literal.contains(h)), "{literal}");
+        }
+    }
+
+    #[test]
+    fn a_hint_on_a_line_without_a_stated_literal_passes_nothing() {
+        let text = b"train_labels loaded\nnum_labels = 3\n";
+        let lines: Vec<u64> =
+            reference_candidates(text, Reach { near: 0, tail: 0 }).into_iter().map(|(_, n)| n).collect();
+        assert_eq!(lines, vec![2]);
+    }
 }
