@@ -87,7 +87,7 @@ def triggers():
 
 
 def seeds():
-    return literals("prefilter.rs", "SEEDS") + literals("prefilter.rs", "EVERYWHERE")
+    return literals("prefilter.rs", "SEEDS") + literals("prefilter.rs", "EVERYWHERE_HINTS")
 
 
 def once(cmd):

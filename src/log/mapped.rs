@@ -22,6 +22,8 @@ use std::io;
 const CHUNK: usize = 2 << 20;
 /// Bytes searched before their candidate lines are consumed: bounds the candidate list.
 const BATCH: usize = 32 << 20;
+/// Bytes searched and then counted while they are in the core's cache.
+const CACHED_BLOCK: usize = 128 << 10;
 /// A line of `MAX_LINE` bytes covers at least one whole block of this size.
 const LONG_LINE_BLOCK: usize = MAX_LINE / 2;
 
@@ -136,13 +138,23 @@ impl<'a> MappedLines<'a> {
         let searched: Vec<(u64, Vec<Found>)> = chunks
             .par_iter()
             .map(|&(from, to)| {
-                let newlines = count_newlines(&bytes[from..to]);
+                let mut found = Vec::new();
                 // The first and last chunks also search the margins for seeds whose
                 // reach crosses into this batch.
-                let search_from = if from == start { margin_from } else { from };
-                let search_to = if to == end { margin_to } else { to };
-                let mut found = Vec::new();
-                prefilter.find_all(bytes, search_from, search_to, &mut found);
+                if from == start {
+                    prefilter.find_all(bytes, margin_from, from, &mut found);
+                }
+                // Searched and counted a block at a time, so that the count reads the
+                // bytes from the core's cache, not from memory again.
+                let mut newlines = 0;
+                for block_from in (from..to).step_by(CACHED_BLOCK) {
+                    let block_to = (block_from + CACHED_BLOCK).min(to);
+                    prefilter.find_all(bytes, block_from, block_to, &mut found);
+                    newlines += count_newlines(&bytes[block_from..block_to]);
+                }
+                if to == end {
+                    prefilter.find_all(bytes, to, margin_to, &mut found);
+                }
                 release(map, from, to - from);
                 (newlines, found)
             })

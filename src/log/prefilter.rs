@@ -49,7 +49,7 @@ pub struct Reach {
 }
 
 impl Reach {
-    pub const DEFAULT: Reach = Reach { near: 64 << 10, tail: 8 << 20 };
+    pub const DEFAULT: Reach = Reach { near: 64 << 10, tail: 4 << 20 };
 }
 
 /// The searchers behind the prefilter, built once.
