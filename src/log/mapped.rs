@@ -284,46 +284,10 @@ fn owned_lines_between(
     Some((from, to))
 }
 
-/// Newlines in `bytes`. memchr's iterator stops at every newline (about every hundred
-/// bytes in a log); comparing 16 bytes at a time and summing the matches runs at memory
-/// speed.
+/// Newlines in `bytes` (memchr counts them with SIMD: in a measurement on cached blocks it
+/// was faster than a plain SSE2 compare-and-sum loop).
 fn count_newlines(bytes: &[u8]) -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        // SAFETY: SSE2 is part of every x86_64 CPU.
-        unsafe { count_newlines_sse2(bytes) }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        memchr::memchr_iter(b'\n', bytes).count() as u64
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "sse2")]
-unsafe fn count_newlines_sse2(bytes: &[u8]) -> u64 {
-    use std::arch::x86_64::*;
-    let newline = _mm_set1_epi8(b'\n' as i8);
-    let mut blocks = bytes.chunks_exact(16);
-    let mut total = 0u64;
-    loop {
-        // Each byte lane counts its matches; 255 blocks cannot overflow it.
-        let mut lanes = _mm_setzero_si128();
-        let mut n = 0;
-        while n < 255 {
-            let Some(block) = blocks.next() else { break };
-            // SAFETY: an unaligned load of the 16 bytes of `block`.
-            let v = unsafe { _mm_loadu_si128(block.as_ptr().cast()) };
-            lanes = _mm_sub_epi8(lanes, _mm_cmpeq_epi8(v, newline));
-            n += 1;
-        }
-        let sums = _mm_sad_epu8(lanes, _mm_setzero_si128());
-        total += (_mm_extract_epi16::<0>(sums) + _mm_extract_epi16::<4>(sums)) as u64;
-        if n < 255 {
-            break;
-        }
-    }
-    total + blocks.remainder().iter().filter(|&&b| b == b'\n').count() as u64
+    memchr::memchr_iter(b'\n', bytes).count() as u64
 }
 
 /// Releases the pages of `[from, from + len)` from this process; the page cache keeps them.
@@ -373,21 +337,5 @@ impl<'a> LineSource for MappedLines<'a> {
 
     fn bytes_read(&self) -> u64 {
         self.bytes.len() as u64
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::count_newlines;
-
-    #[test]
-    fn counts_newlines_across_blocks_and_remainders() {
-        for len in [0, 1, 15, 16, 17, 255 * 16, 255 * 16 + 1, 70_000] {
-            let bytes: Vec<u8> =
-                (0..len).map(|i| if i % 7 == 0 || i % 13 == 5 { b'\n' } else { b'x' }).collect();
-            let expected = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
-            assert_eq!(count_newlines(&bytes), expected, "{len} bytes");
-        }
-        assert_eq!(count_newlines(&[b'\n'; 255 * 16 * 3 + 5]), 255 * 16 * 3 + 5);
     }
 }
