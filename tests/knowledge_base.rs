@@ -157,6 +157,26 @@ fn the_fast_path_sees_every_known_error() {
     }
 }
 
+/// A large mapped log is searched for the prefilter's seeds only, and for every trigger
+/// only near them (see `log::prefilter`): every known error must hold a seed, so that its
+/// lines (within a few hundred bytes of each other) fall in its seed's window. Follow-on
+/// lines (a hint under a CUDA error, NCCL's note before its watchdog's exception) are
+/// printed with the error they follow and are reached through its window
+/// (explain_mapped checks that on a large log).
+#[test]
+fn every_known_error_holds_a_seed() {
+    let kb = KnowledgeBase::get();
+    let examples =
+        kb.messages.iter().map(|m| (&m.id, &m.example)).chain(kb.causes.iter().map(|c| (&c.id, &c.example)));
+    let mut missing = Vec::new();
+    for (id, example) in examples {
+        if !log::prefilter::SEEDS.iter().any(|s| example.contains(s)) {
+            missing.push(format!("{id}: {example:?}"));
+        }
+    }
+    assert!(missing.is_empty(), "no seed literal in:\n{}", missing.join("\n"));
+}
+
 #[test]
 fn the_asynchronous_warning_of_every_version_is_known() {
     let kb = KnowledgeBase::get();

@@ -2,7 +2,8 @@
 """Throughput and peak memory of `assertscope explain` on a large log, against ripgrep on
 the same file in the same run: the named baseline is `rg -c -e 'Assertion `' -e
 'Traceback \\(most recent call last\\)' -e 'Error:' -e 'device-side assert'` (what a person
-greps a crash log for); ripgrep over explain's own trigger literals is printed beside it.
+greps a crash log for); ripgrep over explain's trigger literals, and over the literals its
+prefilter searches the bulk of a large log for (src/log/prefilter.rs), are printed beside it.
 
     python3 bench/explain/throughput.py [--size-gb 0.8] [--runs 5] [--bin target/release/assertscope] [--rg PATH]
 
@@ -75,10 +76,18 @@ def generate(path, size_bytes):
     tmp.rename(path)
 
 
-def triggers():
-    src = (REPO / "src" / "log" / "mod.rs").read_text()
-    body = src.split("pub const TRIGGERS: &[&str] = &[", 1)[1].split("];", 1)[0]
+def literals(file, const):
+    src = (REPO / "src" / "log" / file).read_text()
+    body = src.split(f"pub const {const}: &[&str] = &[", 1)[1].split("];", 1)[0]
     return [re.sub(r"\\(.)", r"\1", s) for s in re.findall(r'"((?:[^"\\]|\\.)*)"', body)]
+
+
+def triggers():
+    return literals("mod.rs", "TRIGGERS")
+
+
+def seeds():
+    return literals("prefilter.rs", "SEEDS") + literals("prefilter.rs", "EVERYWHERE_HINTS")
 
 
 def once(cmd):
@@ -122,6 +131,8 @@ def main():
         generate(log, size)
     patterns = OUT / "explain-triggers.txt"
     patterns.write_text("\n".join(triggers()) + "\n")
+    seed_patterns = OUT / "explain-seeds.txt"
+    seed_patterns.write_text("\n".join(seeds()) + "\n")
     subprocess.run(["cat", str(log)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
 
     gb = log.stat().st_size / 1e9
@@ -132,6 +143,7 @@ def main():
             "rg": [args.rg, "-c", "-e", "Assertion `", "-e", r"Traceback \(most recent call last\)", "-e", "Error:",
                    "-e", "device-side assert", str(log)],
             "rg-triggers": [args.rg, "--count", "-F", "-f", str(patterns), str(log)],
+            "rg-seeds": [args.rg, "--count", "-F", "-f", str(seed_patterns), str(log)],
             "assertscope": [args.bin, "explain", "--json", str(log)],
         },
         args.runs,
@@ -141,11 +153,13 @@ def main():
     assert b'"target-out-of-range"' in check.stdout, "the assert near the end was not found"
     rg_s, rg_rss, rg_all = results["rg"]
     tr_s, _, _ = results["rg-triggers"]
+    sd_s, _, _ = results["rg-seeds"]
     as_s, as_rss, as_all = results["assertscope"]
     print(f"log: {gb:.2f} GB, {len(triggers())} literals, {args.runs} interleaved runs, {os.cpu_count()} CPUs")
     print(f"load average (1, 5, 15 min): before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, after {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}")
     print(f"rg -c -e 'Assertion `' -e 'Traceback \\(most recent call last\\)' -e 'Error:' -e 'device-side assert' (baseline): median {rg_s:.3f} s  {gb / rg_s:.2f} GB/s  peak RSS {rg_rss / 1024:.1f} MB  runs {' '.join(f'{t:.3f}' for t in rg_all)}")
     print(f"rg --count -F -f <explain's trigger literals>: median {tr_s:.3f} s  {gb / tr_s:.2f} GB/s")
+    print(f"rg --count -F -f <the prefilter's {len(seeds())} bulk literals>: median {sd_s:.3f} s  {gb / sd_s:.2f} GB/s")
     print(f"assertscope explain: median {as_s:.3f} s  {gb / as_s:.2f} GB/s  peak RSS {as_rss / 1024:.1f} MB  runs {' '.join(f'{t:.3f}' for t in as_all)}")
     print(f"throughput ratio assertscope/ripgrep: {rg_s / as_s:.2f}x (target >= 1.0)")
     print(f"assertscope peak memory: {as_rss / 1024:.1f} MB (target <= 64 MB)")

@@ -1,6 +1,7 @@
 //! The log parser and the diagnosis over arbitrary bytes: never a panic, bounded results
 //! whatever the input, and the mapped reader (prefilter over chunks in parallel) giving
-//! the streaming reader's scan whatever the chunk size.
+//! the streaming reader's scan whatever the chunk size, and with a small reach (windows
+//! around the seeds, a tail) the scan of the prefilter's plain definition.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -14,6 +15,20 @@ fuzz_target!(|data: &[u8]| {
     if let Some(mapped) = assertscope::log::scan_in_chunks(data, "fuzz.log", chunk, batch) {
         let mapped = mapped.expect("reading from memory cannot fail");
         assert_eq!(format!("{mapped:?}"), format!("{scan:?}"), "chunks of {chunk} in batches of {batch}");
+    }
+    // A reach from the input too, small enough to cut through its lines.
+    let near = data.get(1).map_or(0, |&b| b as usize);
+    let tail = data.get(2).map_or(0, |&b| b as usize * 2);
+    let reach = assertscope::log::prefilter::Reach { near, tail };
+    if let Some(windowed) = assertscope::log::scan_windowed(data, "fuzz.log", chunk, batch, reach) {
+        let windowed = windowed.expect("reading from memory cannot fail");
+        let reference = assertscope::log::scan_reference(data, "fuzz.log", reach)
+            .expect("reading from memory cannot fail");
+        assert_eq!(
+            format!("{windowed:?}"),
+            format!("{reference:?}"),
+            "{reach:?}, chunks of {chunk} in batches of {batch}"
+        );
     }
     let report = assertscope::diagnose::diagnose(&[scan]);
     let json = serde_json::to_string(&report).unwrap();

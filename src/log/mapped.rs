@@ -1,17 +1,20 @@
-//! Line access over a memory-mapped regular file, with the literal prefilter run over
-//! chunks in parallel: the lines worth parsing are found at memory speed on every core,
-//! and only they (and the lines around an open traceback) are handed out.
+//! Line access over a memory-mapped regular file, with the prefilter (`prefilter`) run
+//! over chunks in parallel: the lines worth parsing are found at memory speed on every
+//! core, and only they (and the lines around an open traceback) are handed out.
 //!
-//! It hands out exactly the lines `LineReader` would, with the same numbers, so a scan
-//! gives the same result either way. Two choices keep that true and memory bounded:
+//! Lines are handed out as `LineReader` hands them out, with the same numbers. Which
+//! lines pass the prefilter is defined by `prefilter` (the streaming reader passes every
+//! line with a trigger; on a file no larger than `Reach::tail` the two agree). Two
+//! choices keep the reader exact and memory bounded:
 //! - A file with a line that may reach `MAX_LINE` is refused (`None`): the streaming
 //!   reader cuts such lines into pieces, which depends on its buffer, so it reads them.
 //! - The file is searched a batch at a time, and each searched chunk's pages are
 //!   released from the process at once (the page cache keeps them), so the resident set
 //!   is a few chunks plus the candidates of one batch, whatever the file's size.
 
+use super::prefilter::{Found, Prefilter, Reach};
 use super::reader::{Line, LineSource, MAX_LINE};
-use aho_corasick::{AhoCorasick, Input};
+use aho_corasick::AhoCorasick;
 use rayon::prelude::*;
 use std::io;
 
@@ -19,6 +22,8 @@ use std::io;
 const CHUNK: usize = 2 << 20;
 /// Bytes searched before their candidate lines are consumed: bounds the candidate list.
 const BATCH: usize = 32 << 20;
+/// Bytes searched and then counted while they are in the core's cache.
+const CACHED_BLOCK: usize = 128 << 10;
 /// A line of `MAX_LINE` bytes covers at least one whole block of this size.
 const LONG_LINE_BLOCK: usize = MAX_LINE / 2;
 
@@ -30,13 +35,14 @@ pub struct MappedLines<'a> {
     pos: usize,
     /// 1-based number of the line that starts at `pos`.
     line_no: u64,
-    /// Lines containing a literal in the batches searched so far: (start, number).
+    /// Lines that passed the prefilter in the batches searched so far: (start, number).
     candidates: Vec<(usize, u64)>,
     next_candidate: usize,
-    /// Start of the first byte not yet searched.
+    /// End of the bytes searched so far: the lines starting before it are decided.
     searched_to: usize,
     chunk: usize,
     batch: usize,
+    reach: Reach,
     /// Newlines before `searched_to`.
     newlines_searched: u64,
     /// Start of the bytes whose pages the scan may still hold.
@@ -46,16 +52,17 @@ pub struct MappedLines<'a> {
 impl<'a> MappedLines<'a> {
     /// `None` when the file may hold a line of `MAX_LINE` bytes or more.
     pub fn new(map: &'a memmap2::Mmap) -> Option<Self> {
-        Self::with_chunks(&map[..], Some(map), CHUNK, BATCH)
+        Self::with_chunks(&map[..], Some(map), CHUNK, BATCH, Reach::DEFAULT)
     }
 
-    /// Over any bytes, with any chunk and batch sizes: tests and the fuzzer use tiny ones
-    /// to put chunk boundaries everywhere.
+    /// Over any bytes, with any chunk, batch and reach: tests and the fuzzer use tiny ones
+    /// to put boundaries everywhere.
     pub fn with_chunks(
         bytes: &'a [u8],
         map: Option<&'a memmap2::Mmap>,
         chunk: usize,
         batch: usize,
+        reach: Reach,
     ) -> Option<Self> {
         assert!(chunk > 0 && batch >= chunk, "chunks of {chunk} bytes in batches of {batch}");
         // Each block's check faults in a page (and the kernel's fault-around): release it
@@ -79,14 +86,40 @@ impl<'a> MappedLines<'a> {
             newlines_searched: 0,
             chunk,
             batch,
+            reach,
             released_to: 0,
         })
     }
 
-    /// Searches the next batch of chunks in parallel and queues its candidate lines.
-    fn search_batch(&mut self, literals: &AhoCorasick) {
+    /// Hands out the given lines instead of searching: with `prefilter::reference_candidates`,
+    /// the plain definition the search is tested against.
+    #[doc(hidden)]
+    pub fn with_candidates(bytes: &'a [u8], candidates: Vec<(usize, u64)>) -> Self {
+        let newlines = count_newlines(bytes);
+        MappedLines {
+            bytes,
+            map: None,
+            pos: 0,
+            line_no: 1,
+            candidates,
+            next_candidate: 0,
+            searched_to: bytes.len(),
+            newlines_searched: newlines,
+            chunk: bytes.len().max(1),
+            batch: bytes.len().max(1),
+            reach: Reach::DEFAULT,
+            released_to: 0,
+        }
+    }
+
+    /// Decides the lines that start in the next batch: searches its chunks (and a margin
+    /// of `reach.near` on either side) in parallel for the rare literals, then the
+    /// windows around them and the tail for every trigger, and queues the lines found.
+    fn search_batch(&mut self) {
         let bytes = self.bytes;
+        let len = bytes.len();
         let map = self.map;
+        let near = self.reach.near;
         // The lines handed out so far are done with: their pages can go.
         let done = memchr::memrchr(b'\n', &bytes[..self.pos]).map_or(0, |i| i + 1);
         if done > self.released_to {
@@ -94,30 +127,98 @@ impl<'a> MappedLines<'a> {
             self.released_to = done;
         }
         let start = self.searched_to;
-        let end = (start + self.batch).min(bytes.len());
+        let end = (start + self.batch).min(len);
+        // The batch owns the lines that start in [start, end); the last one ends here.
+        let owned_end = memchr::memchr(b'\n', &bytes[end - 1..]).map_or(len, |i| end + i);
+        let margin_from = start.saturating_sub(near);
+        let margin_to = (owned_end + near).min(len);
+        let prefilter = Prefilter::get();
         let chunks: Vec<(usize, usize)> =
             (start..end).step_by(self.chunk).map(|from| (from, (from + self.chunk).min(end))).collect();
-        let found: Vec<ChunkLines> = chunks
+        let searched: Vec<(u64, Vec<Found>)> = chunks
             .par_iter()
             .map(|&(from, to)| {
-                let lines = search_chunk(bytes, from, to, literals);
+                let mut found = Vec::new();
+                // The first and last chunks also search the margins for seeds whose
+                // reach crosses into this batch.
+                if from == start {
+                    prefilter.find_all(bytes, margin_from, from, &mut found);
+                }
+                // Searched and counted a block at a time, so that the count reads the
+                // bytes from the core's cache, not from memory again.
+                let mut newlines = 0;
+                for block_from in (from..to).step_by(CACHED_BLOCK) {
+                    let block_to = (block_from + CACHED_BLOCK).min(to);
+                    prefilter.find_all(bytes, block_from, block_to, &mut found);
+                    newlines += count_newlines(&bytes[block_from..block_to]);
+                }
+                if to == end {
+                    prefilter.find_all(bytes, to, margin_to, &mut found);
+                }
                 release(map, from, to - from);
-                lines
+                (newlines, found)
             })
             .collect();
+
+        // The windows where every trigger counts, in order and merged: (first, last byte).
+        // The tail is one window of its own; seeds inside it add nothing.
+        let tail_from = if self.reach.tail > 0 { len.saturating_sub(self.reach.tail) } else { usize::MAX };
+        let mut windows: Vec<(usize, usize)> = Vec::new();
+        let mut stated_lines = Vec::new();
+        let mut checked_line = None;
+        for (_, found) in &searched {
+            for &f in found {
+                match f {
+                    Found::Seed(at) if at.saturating_sub(near) < tail_from => {
+                        add_window(&mut windows, at.saturating_sub(near), (at + near).min(tail_from - 1))
+                    }
+                    Found::Seed(_) => {}
+                    Found::Everywhere(at) => {
+                        let line_start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+                        if (start..end).contains(&line_start) && checked_line != Some(line_start) {
+                            checked_line = Some(line_start);
+                            let line_end = memchr::memchr(b'\n', &bytes[at..]).map_or(len, |i| at + i);
+                            if Prefilter::states_everywhere(&bytes[line_start..line_end]) {
+                                stated_lines.push(line_start);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if tail_from != usize::MAX {
+            add_window(&mut windows, tail_from, len);
+        }
+        let mut lines = stated_lines;
+        for (lo, hi) in windows {
+            if let Some((from, to)) = owned_lines_between(bytes, lo, hi, start, end) {
+                prefilter.trigger_lines(bytes, from, to, &mut lines);
+            }
+        }
+        lines.sort_unstable();
+        lines.dedup();
+        release(map, margin_from, margin_to - margin_from);
+
+        // Number the lines: each chunk's newline count is known, so only the part of a
+        // chunk before its last candidate is counted again.
         self.candidates.clear();
         self.next_candidate = 0;
-        for chunk in found {
-            for (line_start, newlines_in_chunk) in chunk.candidates {
-                let number = self.newlines_searched + newlines_in_chunk + 1;
-                // A line that crosses chunks can be found from both.
-                if self.candidates.last().is_some_and(|&(last, _)| last == line_start) {
-                    continue;
-                }
-                self.candidates.push((line_start, number));
+        let mut chunk_index = 0;
+        let mut chunk_newlines_before = 0u64;
+        let mut counted_to = start;
+        let mut newlines = 0u64;
+        for line_start in lines {
+            while line_start >= chunks[chunk_index].1 {
+                chunk_newlines_before += searched[chunk_index].0;
+                chunk_index += 1;
+                counted_to = chunks[chunk_index].0;
+                newlines = chunk_newlines_before;
             }
-            self.newlines_searched += chunk.newlines;
+            newlines += count_newlines(&bytes[counted_to..line_start]);
+            counted_to = line_start;
+            self.candidates.push((line_start, self.newlines_searched + newlines + 1));
         }
+        self.newlines_searched += searched.iter().map(|(n, _)| n).sum::<u64>();
         self.searched_to = end;
     }
 
@@ -146,6 +247,49 @@ impl<'a> MappedLines<'a> {
     }
 }
 
+/// Adds the bytes `[lo, hi]` to windows kept in order, merging those that touch.
+fn add_window(windows: &mut Vec<(usize, usize)>, lo: usize, hi: usize) {
+    match windows.last_mut() {
+        Some(last) if lo <= last.1.saturating_add(1) => last.1 = last.1.max(hi),
+        _ => windows.push((lo, hi)),
+    }
+}
+
+/// The byte range `[from, to)` of the lines that start in `[start, end)` and share a
+/// byte with `[lo, hi]` (a line's last byte being its newline, or the end of the file).
+fn owned_lines_between(
+    bytes: &[u8],
+    lo: usize,
+    hi: usize,
+    start: usize,
+    end: usize,
+) -> Option<(usize, usize)> {
+    let len = bytes.len();
+    let at = lo.max(start);
+    if at >= len {
+        return None;
+    }
+    let line_start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+    let from = if line_start >= start {
+        line_start
+    } else {
+        // That line began in an earlier batch: it was decided there.
+        at + memchr::memchr(b'\n', &bytes[at..])? + 1
+    };
+    let last = hi.min(end - 1).min(len - 1);
+    if from > last {
+        return None;
+    }
+    let to = memchr::memchr(b'\n', &bytes[last..]).map_or(len, |i| last + i + 1);
+    Some((from, to))
+}
+
+/// Newlines in `bytes` (memchr counts them with SIMD: in a measurement on cached blocks it
+/// was faster than a plain SSE2 compare-and-sum loop).
+fn count_newlines(bytes: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', bytes).count() as u64
+}
+
 /// Releases the pages of `[from, from + len)` from this process; the page cache keeps them.
 fn release(map: Option<&memmap2::Mmap>, from: usize, len: usize) {
     if let Some(map) = map {
@@ -157,50 +301,14 @@ fn release(map: Option<&memmap2::Mmap>, from: usize, len: usize) {
     }
 }
 
-/// What one chunk holds: its newlines, and the lines with a literal that starts in it.
-struct ChunkLines {
-    newlines: u64,
-    /// (line start, newlines between the chunk start and the line start). A line that
-    /// began in an earlier chunk has no newline before it in this one: 0.
-    candidates: Vec<(usize, u64)>,
-}
-
-fn search_chunk(bytes: &[u8], from: usize, to: usize, literals: &AhoCorasick) -> ChunkLines {
-    let mut starts = Vec::new();
-    // A literal that begins before `to` belongs here even if it ends after.
-    let longest = literals.max_pattern_len();
-    let search_end = (to + longest.saturating_sub(1)).min(bytes.len());
-    let mut at = from;
-    while at < to {
-        let Some(m) = literals.find(Input::new(bytes).span(at..search_end)) else { break };
-        if m.start() >= to {
-            break;
-        }
-        let line_start = memchr::memrchr(b'\n', &bytes[..m.start()]).map_or(0, |i| i + 1);
-        starts.push(line_start);
-        // One candidate per line: go on from the next line.
-        at = memchr::memchr(b'\n', &bytes[m.start()..]).map_or(bytes.len(), |i| m.start() + i + 1);
-    }
-    let mut candidates = Vec::with_capacity(starts.len());
-    let mut counted_to = from;
-    let mut newlines = 0u64;
-    for line_start in starts {
-        if line_start > counted_to {
-            newlines += memchr::memchr_iter(b'\n', &bytes[counted_to..line_start]).count() as u64;
-            counted_to = line_start;
-        }
-        candidates.push((line_start, newlines));
-    }
-    newlines += memchr::memchr_iter(b'\n', &bytes[counted_to.min(to)..to]).count() as u64;
-    ChunkLines { newlines, candidates }
-}
-
 impl<'a> LineSource for MappedLines<'a> {
     fn next_line(&mut self) -> io::Result<Option<Line<'_>>> {
         Ok(self.line_at_pos())
     }
 
-    fn next_matching_line(&mut self, literals: &AhoCorasick) -> io::Result<Option<Line<'_>>> {
+    /// The next line the prefilter passes; `_literals` (the streaming reader's trigger
+    /// set) is part of the prefilter's own definition.
+    fn next_matching_line(&mut self, _literals: &AhoCorasick) -> io::Result<Option<Line<'_>>> {
         loop {
             while let Some(&(start, number)) = self.candidates.get(self.next_candidate) {
                 self.next_candidate += 1;
@@ -219,7 +327,7 @@ impl<'a> LineSource for MappedLines<'a> {
                 }
                 return Ok(None);
             }
-            self.search_batch(literals);
+            self.search_batch();
         }
     }
 

@@ -8,6 +8,7 @@ pub mod chatter;
 pub mod line;
 pub mod mapped;
 pub mod paste;
+pub mod prefilter;
 pub mod reader;
 pub mod traceback;
 pub mod wrap;
@@ -138,15 +139,16 @@ pub fn scan<R: Read>(input: R, source: &str, rank: Option<u32>) -> std::io::Resu
     scan_lines(reader::LineReader::new(input), source, rank)
 }
 
-/// Scans a memory-mapped log, its prefilter running on every core: the result `scan`
-/// gives on the same bytes. `None` when a line is too long for the mapped reader's
-/// exact equivalence (see `mapped`): stream the file with `scan` instead.
+/// Scans a memory-mapped log, its prefilter running on every core (see `prefilter`
+/// for the lines it passes: on a file no larger than its tail, exactly the lines `scan`
+/// parses). `None` when a line is too long for the mapped reader's exact line handling
+/// (see `mapped`): stream the file with `scan` instead.
 pub fn scan_mapped(map: &memmap2::Mmap, source: &str, rank: Option<u32>) -> Option<std::io::Result<LogScan>> {
     mapped::MappedLines::new(map).map(|lines| scan_lines(lines, source, rank))
 }
 
-/// The mapped reader's scan of any bytes, with other chunk and batch sizes (for tests
-/// and fuzzing of its equivalence with `scan`).
+/// The mapped reader's scan of any bytes, with other chunk and batch sizes and the
+/// default reach (for tests and fuzzing of its equivalence with `scan`).
 #[doc(hidden)]
 pub fn scan_in_chunks(
     bytes: &[u8],
@@ -154,7 +156,28 @@ pub fn scan_in_chunks(
     chunk: usize,
     batch: usize,
 ) -> Option<std::io::Result<LogScan>> {
-    mapped::MappedLines::with_chunks(bytes, None, chunk, batch).map(|lines| scan_lines(lines, source, None))
+    scan_windowed(bytes, source, chunk, batch, prefilter::Reach::DEFAULT)
+}
+
+/// The mapped reader's scan of any bytes with any chunking and reach.
+#[doc(hidden)]
+pub fn scan_windowed(
+    bytes: &[u8],
+    source: &str,
+    chunk: usize,
+    batch: usize,
+    reach: prefilter::Reach,
+) -> Option<std::io::Result<LogScan>> {
+    mapped::MappedLines::with_chunks(bytes, None, chunk, batch, reach)
+        .map(|lines| scan_lines(lines, source, None))
+}
+
+/// The scan of the lines `prefilter::reference_candidates` passes: what `scan_windowed`
+/// must give whatever its chunking.
+#[doc(hidden)]
+pub fn scan_reference(bytes: &[u8], source: &str, reach: prefilter::Reach) -> std::io::Result<LogScan> {
+    let candidates = prefilter::reference_candidates(bytes, reach);
+    scan_lines(mapped::MappedLines::with_candidates(bytes, candidates), source, None)
 }
 
 fn scan_lines<L: reader::LineSource>(
