@@ -513,6 +513,13 @@ struct Levels {
     rep: Vec<i16>,
 }
 
+impl Levels {
+    fn clear(&mut self) {
+        self.def.clear();
+        self.rep.clear();
+    }
+}
+
 impl ColumnOut<'_> {
     /// Reads the whole column chunk; returns the unit's row count after it.
     fn read<P: ParquetType, V: Value>(
@@ -523,27 +530,53 @@ impl ColumnOut<'_> {
     where
         P::T: Clone,
     {
-        let batch = if self.leaf.shape == Shape::Scalar { SCALAR_BATCH } else { LIST_BATCH };
         let (mut levels, mut stored, mut values, mut row) =
             (Levels::default(), Vec::new(), Vec::new(), Vec::new());
+        let Shape::List { list_def } = self.leaf.shape else {
+            loop {
+                levels.clear();
+                stored.clear();
+                let read = self.next_batch(&mut reader, SCALAR_BATCH, &mut levels, &mut stored)?;
+                if read == 0 {
+                    return Ok(self.rows);
+                }
+                values.clear();
+                values.extend(stored.drain(..).map(&convert));
+                self.scalars(&levels.def, &values, read);
+                self.rows += read as u64;
+            }
+        };
+        // A row's levels can end up in two batches: parquet counts a row as read only once
+        // the next one starts, so the last row of a batch waits for the next batch (or the
+        // end of the column chunk) before it is fed.
         loop {
-            let read = self.next_batch(&mut reader, batch, &mut levels, &mut stored)?;
+            let read = self.next_batch(&mut reader, LIST_BATCH, &mut levels, &mut stored)?;
+            let complete = match read {
+                0 => levels.rep.len(),
+                _ => levels.rep.iter().rposition(|&r| r == 0).unwrap_or(0),
+            };
+            if complete > 0 {
+                let max_def = self.leaf.max_def;
+                let stored_values = levels.def[..complete].iter().filter(|&&d| d == max_def).count();
+                values.clear();
+                values.extend(stored.drain(..stored_values).map(&convert));
+                let rows =
+                    self.lists(&levels.def[..complete], &levels.rep[..complete], list_def, &values, &mut row);
+                self.rows += rows;
+                levels.def.drain(..complete);
+                levels.rep.drain(..complete);
+            }
             if read == 0 {
                 return Ok(self.rows);
             }
-            values.clear();
-            values.extend(stored.drain(..).map(&convert));
-            match self.leaf.shape {
-                Shape::Scalar => self.scalars(&levels.def, &values, read),
-                Shape::List { list_def } => self.lists(&levels, list_def, &values, &mut row),
-            }
-            self.rows += read as u64;
         }
     }
 
     fn text(&mut self, mut reader: ColumnReaderImpl<ByteArrayType>) -> parquet::errors::Result<u64> {
         let (mut levels, mut stored) = (Levels::default(), Vec::new());
         loop {
+            levels.clear();
+            stored.clear();
             let read = self.next_batch(&mut reader, SCALAR_BATCH, &mut levels, &mut stored)?;
             if read == 0 {
                 return Ok(self.rows);
@@ -563,7 +596,8 @@ impl ColumnOut<'_> {
         }
     }
 
-    /// Decodes up to `max` rows; returns how many were read.
+    /// Decodes about `max` more rows, appending to `levels` and `stored`; returns how many
+    /// levels were read (one per row for a scalar column), 0 at the end of the chunk.
     fn next_batch<P: ParquetType>(
         &self,
         reader: &mut ColumnReaderImpl<P>,
@@ -571,13 +605,10 @@ impl ColumnOut<'_> {
         levels: &mut Levels,
         stored: &mut Vec<P::T>,
     ) -> parquet::errors::Result<usize> {
-        levels.def.clear();
-        levels.rep.clear();
-        stored.clear();
         let def = (self.leaf.max_def > 0).then_some(&mut levels.def);
         let rep = (self.leaf.shape != Shape::Scalar).then_some(&mut levels.rep);
-        let (records, _, _) = reader.read_records(max, def, rep, stored)?;
-        Ok(records)
+        let (_, _, levels_read) = reader.read_records(max, def, rep, stored)?;
+        Ok(levels_read)
     }
 
     /// One value per row; `def` is empty when the column cannot hold nulls.
@@ -605,10 +636,16 @@ impl ColumnOut<'_> {
         }
     }
 
-    /// A list per row; a row starts at each repetition level 0.
-    fn lists<V: Value>(&mut self, levels: &Levels, list_def: i16, values: &[V], row_values: &mut Vec<V>) {
+    /// A list per row; a row starts at each repetition level 0. Returns the rows fed.
+    fn lists<V: Value>(
+        &mut self,
+        def: &[i16],
+        rep: &[i16],
+        list_def: i16,
+        values: &[V],
+        row_values: &mut Vec<V>,
+    ) -> u64 {
         let (stats, bounds, max_def) = (&mut *self.stats, self.bounds, self.leaf.max_def);
-        let (def, rep) = (&levels.def, &levels.rep);
         let mut row = self.rows;
         let (mut level, mut v) = (0, 0);
         while level < rep.len() {
@@ -659,5 +696,6 @@ impl ColumnOut<'_> {
             row += 1;
             level = end;
         }
+        row - self.rows
     }
 }
