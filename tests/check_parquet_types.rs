@@ -200,6 +200,7 @@ fn every_column_type_reads_as_arrow_ipc_does() {
         ("duration", "unsupported column type Duration", false),
         ("binary", "unsupported column type Binary", true),
         ("decimal", "unsupported column type Decimal128(5, 2)", true),
+        ("struct", "unsupported column type struct<a: int64, b: list<int32>>", true),
     ] {
         let (code, _, err) = same_as_ipc(d, name, &["--num-classes", "7"], bare_too);
         assert_eq!(code, 2, "{name}: {err}");

@@ -248,6 +248,11 @@ pub fn type_name(t: &DataType) -> String {
         DataType::List(f) | DataType::LargeList(f) => format!("list<{}>", type_name(f.data_type())),
         DataType::FixedSizeList(f, n) => format!("list<{}>[{n}]", type_name(f.data_type())),
         DataType::Dictionary(_, v) => type_name(v),
+        DataType::Struct(fields) => {
+            let fields: Vec<String> =
+                fields.iter().map(|f| format!("{}: {}", f.name(), type_name(f.data_type()))).collect();
+            format!("struct<{}>", fields.join(", "))
+        }
         other => other.to_string(),
     }
 }
