@@ -16,8 +16,8 @@ use base64::Engine;
 use parquet::basic::{ConvertedType, LogicalType, Repetition, Type as Physical};
 use parquet::column::reader::{get_typed_column_reader, ColumnReaderImpl};
 use parquet::data_type::{
-    BoolType, ByteArrayType, DataType as ParquetType, DoubleType, FixedLenByteArrayType, FloatType,
-    Int32Type, Int64Type,
+    BoolType, ByteArrayType, DataType as ParquetType, DoubleType, FixedLenByteArray, FixedLenByteArrayType,
+    FloatType, Int32Type, Int64Type,
 };
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use parquet::file::properties::ReaderProperties;
@@ -447,21 +447,14 @@ impl Unit for RowGroups {
             let column = reader.get_column_reader(leaf.column).map_err(|e| cannot(rows, e))?;
             let mut out = ColumnOut { stats, bounds: ctx.bounds, leaf, rows };
             let result = match leaf.decode {
-                Decode::Int32 => out.read::<Int32Type, i32>(get_typed_column_reader(column), |v| v),
-                Decode::UInt32 => out.read::<Int32Type, u32>(get_typed_column_reader(column), |v| v as u32),
-                Decode::Int64 => out.read::<Int64Type, i64>(get_typed_column_reader(column), |v| v),
-                Decode::UInt64 => out.read::<Int64Type, u64>(get_typed_column_reader(column), |v| v as u64),
-                Decode::Float32 => out.read::<FloatType, f32>(get_typed_column_reader(column), |v| v),
-                Decode::Float64 => out.read::<DoubleType, f64>(get_typed_column_reader(column), |v| v),
-                Decode::Bool => out.read::<BoolType, bool>(get_typed_column_reader(column), |v| v),
-                Decode::Float16 => {
-                    out.read::<FixedLenByteArrayType, f32>(get_typed_column_reader(column), |v| {
-                        match v.data() {
-                            &[lo, hi] => half::f16::from_le_bytes([lo, hi]).to_f32(),
-                            _ => f32::NAN,
-                        }
-                    })
-                }
+                Decode::Int32 => out.read::<Int32Type, i32>(get_typed_column_reader(column)),
+                Decode::UInt32 => out.read::<Int32Type, u32>(get_typed_column_reader(column)),
+                Decode::Int64 => out.read::<Int64Type, i64>(get_typed_column_reader(column)),
+                Decode::UInt64 => out.read::<Int64Type, u64>(get_typed_column_reader(column)),
+                Decode::Float32 => out.read::<FloatType, f32>(get_typed_column_reader(column)),
+                Decode::Float64 => out.read::<DoubleType, f64>(get_typed_column_reader(column)),
+                Decode::Bool => out.read::<BoolType, bool>(get_typed_column_reader(column)),
+                Decode::Float16 => out.read::<FixedLenByteArrayType, f32>(get_typed_column_reader(column)),
                 Decode::Text => out.text(get_typed_column_reader::<ByteArrayType>(column)),
             };
             let done = out.rows;
@@ -498,6 +491,47 @@ macro_rules! float_values {
 }
 float_values!(f32, f64);
 
+/// The values to feed, from the values as stored: the stored slice itself where they are
+/// the same type (no copy on the hot path), else converted into `scratch`.
+trait Decoded<Stored>: Value {
+    fn decoded<'a>(stored: &'a [Stored], scratch: &'a mut Vec<Self>) -> &'a [Self];
+}
+
+impl<T: Value> Decoded<T> for T {
+    fn decoded<'a>(stored: &'a [T], _: &'a mut Vec<T>) -> &'a [T] {
+        stored
+    }
+}
+
+/// Unsigned columns are stored in the signed physical type of the same width.
+impl Decoded<i32> for u32 {
+    fn decoded<'a>(stored: &'a [i32], scratch: &'a mut Vec<u32>) -> &'a [u32] {
+        scratch.clear();
+        scratch.extend(stored.iter().map(|&v| v as u32));
+        scratch
+    }
+}
+
+impl Decoded<i64> for u64 {
+    fn decoded<'a>(stored: &'a [i64], scratch: &'a mut Vec<u64>) -> &'a [u64] {
+        scratch.clear();
+        scratch.extend(stored.iter().map(|&v| v as u64));
+        scratch
+    }
+}
+
+/// Half floats are stored as two little-endian bytes.
+impl Decoded<FixedLenByteArray> for f32 {
+    fn decoded<'a>(stored: &'a [FixedLenByteArray], scratch: &'a mut Vec<f32>) -> &'a [f32] {
+        scratch.clear();
+        scratch.extend(stored.iter().map(|v| match v.data() {
+            &[lo, hi] => half::f16::from_le_bytes([lo, hi]).to_f32(),
+            _ => f32::NAN,
+        }));
+        scratch
+    }
+}
+
 /// One row group's column being fed into the stats; `rows` counts the unit's rows so far.
 struct ColumnOut<'a> {
     stats: &'a mut Stats,
@@ -522,15 +556,11 @@ impl Levels {
 
 impl ColumnOut<'_> {
     /// Reads the whole column chunk; returns the unit's row count after it.
-    fn read<P: ParquetType, V: Value>(
+    fn read<P: ParquetType, V: Decoded<P::T>>(
         &mut self,
         mut reader: ColumnReaderImpl<P>,
-        convert: impl Fn(P::T) -> V,
-    ) -> parquet::errors::Result<u64>
-    where
-        P::T: Clone,
-    {
-        let (mut levels, mut stored, mut values, mut row) =
+    ) -> parquet::errors::Result<u64> {
+        let (mut levels, mut stored, mut scratch, mut row) =
             (Levels::default(), Vec::new(), Vec::new(), Vec::new());
         let Shape::List { list_def } = self.leaf.shape else {
             loop {
@@ -540,9 +570,7 @@ impl ColumnOut<'_> {
                 if read == 0 {
                     return Ok(self.rows);
                 }
-                values.clear();
-                values.extend(stored.drain(..).map(&convert));
-                self.scalars(&levels.def, &values, read);
+                self.scalars(&levels.def, V::decoded(&stored, &mut scratch), read);
                 self.rows += read as u64;
             }
         };
@@ -558,11 +586,11 @@ impl ColumnOut<'_> {
             if complete > 0 {
                 let max_def = self.leaf.max_def;
                 let stored_values = levels.def[..complete].iter().filter(|&&d| d == max_def).count();
-                values.clear();
-                values.extend(stored.drain(..stored_values).map(&convert));
+                let values = V::decoded(&stored[..stored_values], &mut scratch);
                 let rows =
-                    self.lists(&levels.def[..complete], &levels.rep[..complete], list_def, &values, &mut row);
+                    self.lists(&levels.def[..complete], &levels.rep[..complete], list_def, values, &mut row);
                 self.rows += rows;
+                stored.drain(..stored_values);
                 levels.def.drain(..complete);
                 levels.rep.drain(..complete);
             }
