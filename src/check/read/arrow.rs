@@ -9,9 +9,11 @@ use anyhow::bail;
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::RecordBatch;
-use arrow_array::{Array, ArrayRef, OffsetSizeTrait};
+use arrow_array::{make_array, Array, ArrayAccessor, ArrayRef, Float32Array, OffsetSizeTrait, UInt8Array};
+use arrow_data::transform::MutableArrayData;
 use arrow_schema::ArrowError;
 use arrow_schema::{DataType, Field, Schema};
+use std::sync::Arc;
 
 /// Feeds one column of a record batch whose first row is row `base` of the unit.
 pub fn push(
@@ -55,6 +57,47 @@ fn descend(array: &ArrayRef, nested: &[String]) -> anyhow::Result<ArrayRef> {
     Ok(current)
 }
 
+/// Text values, one row each.
+fn text<'a>(stats: &mut Stats, a: impl ArrayAccessor<Item = &'a str>, at: &dyn Fn(usize) -> Pos) {
+    for i in 0..a.len() {
+        if a.is_null(i) {
+            stats.null(at(i));
+        } else {
+            stats.text(a.value(i).as_bytes(), at(i));
+        }
+    }
+}
+
+/// The array with dictionaries decoded and half floats widened, so that the readers
+/// below see plain numbers or text. (Arrow's cast kernels would do it, at the cost of
+/// building the arrow-cast crate for these two conversions.)
+fn plain(array: &ArrayRef) -> ArrayRef {
+    match array.data_type() {
+        DataType::Dictionary(_, _) => {
+            let dictionary = array.as_any_dictionary();
+            let (values, keys) = (dictionary.values(), dictionary.normalized_keys());
+            let values_data = values.to_data();
+            let mut gathered = MutableArrayData::new(vec![&values_data], true, keys.len());
+            for (i, &key) in keys.iter().enumerate() {
+                if array.is_null(i) || key >= values.len() {
+                    gathered.extend_nulls(1);
+                } else {
+                    gathered.extend(0, key, key + 1);
+                }
+            }
+            plain(&make_array(gathered.freeze()))
+        }
+        DataType::Float16 => Arc::new(
+            array
+                .as_primitive::<Float16Type>()
+                .iter()
+                .map(|v| v.map(|h| h.to_f32()))
+                .collect::<Float32Array>(),
+        ),
+        _ => array.clone(),
+    }
+}
+
 /// Values with one row each.
 fn flat(
     stats: &mut Stats,
@@ -90,14 +133,7 @@ fn flat(
         DataType::UInt64 => primitive!(UInt64Type, ints),
         DataType::Float32 => primitive!(Float32Type, floats),
         DataType::Float64 => primitive!(Float64Type, floats),
-        DataType::Float16 | DataType::Dictionary(_, _) => {
-            let target = match array.data_type() {
-                DataType::Dictionary(_, value) => value.as_ref().clone(),
-                _ => DataType::Float32,
-            };
-            let cast = arrow_cast::cast(array, &target)?;
-            flat(stats, bounds, &cast, at)?;
-        }
+        DataType::Float16 | DataType::Dictionary(_, _) => flat(stats, bounds, &plain(array), at)?,
         DataType::Boolean => {
             let a = array.as_boolean();
             for i in 0..a.len() {
@@ -108,17 +144,9 @@ fn flat(
                 }
             }
         }
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
-            let cast = arrow_cast::cast(array, &DataType::Utf8)?;
-            let a = cast.as_string::<i32>();
-            for i in 0..a.len() {
-                if a.is_null(i) {
-                    stats.null(at(i));
-                } else {
-                    stats.text(a.value(i).as_bytes(), at(i));
-                }
-            }
-        }
+        DataType::Utf8 => text(stats, array.as_string::<i32>(), at),
+        DataType::LargeUtf8 => text(stats, array.as_string::<i64>(), at),
+        DataType::Utf8View => text(stats, array.as_string_view(), at),
         DataType::Null => (0..array.len()).for_each(|i| stats.null(at(i))),
         other => bail!(
             "unsupported column type {}: check reads numbers, text and lists of numbers",
@@ -147,11 +175,11 @@ fn rows(
     nulls: Option<&arrow_buffer::NullBuffer>,
     base: u64,
 ) -> anyhow::Result<()> {
-    let values = match values.data_type() {
-        DataType::Float16 => arrow_cast::cast(values, &DataType::Float32)?,
-        DataType::Boolean => arrow_cast::cast(values, &DataType::UInt8)?,
-        DataType::Dictionary(_, v) => arrow_cast::cast(values, v)?,
-        _ => values.clone(),
+    let values = match plain(values) {
+        bools if bools.data_type() == &DataType::Boolean => {
+            Arc::new(bools.as_boolean().iter().map(|v| v.map(u8::from)).collect::<UInt8Array>()) as ArrayRef
+        }
+        values => values,
     };
     macro_rules! each_row {
         ($t:ty, $method:ident) => {{
@@ -220,6 +248,11 @@ pub fn type_name(t: &DataType) -> String {
         DataType::List(f) | DataType::LargeList(f) => format!("list<{}>", type_name(f.data_type())),
         DataType::FixedSizeList(f, n) => format!("list<{}>[{n}]", type_name(f.data_type())),
         DataType::Dictionary(_, v) => type_name(v),
+        DataType::Struct(fields) => {
+            let fields: Vec<String> =
+                fields.iter().map(|f| format!("{}: {}", f.name(), type_name(f.data_type()))).collect();
+            format!("struct<{}>", fields.join(", "))
+        }
         other => other.to_string(),
     }
 }
