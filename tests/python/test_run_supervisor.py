@@ -376,5 +376,7 @@ def test_the_location_is_named_the_same_way_whatever_found_it(flags):
     proc = subprocess.run(run_cmd("--json", *flags, "--", sys.executable, "examples/star_ratings.py"), cwd=REPO,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "OMP_NUM_THREADS": "1"},
                           timeout=600)
-    root = json.loads(proc.stdout)["diagnoses"][0]
-    assert root["location"]["file"] == "examples/star_ratings.py", root["location"]
+    report = json.loads(proc.stdout)
+    root = report["diagnoses"][0]
+    assert root["location"] and root["location"]["file"] == "examples/star_ratings.py", (
+        f"{json.dumps(report, indent=1)[:6000]}\n--- the job's output:\n{proc.stderr.decode()[-4000:]}")

@@ -29,4 +29,8 @@ for inputs, labels in loader:
     optimizer.step()
     optimizer.zero_grad()
 accelerator.wait_for_everyone()
-print(f"rank {accelerator.process_index} checksum", float(sum(p.detach().double().sum() for p in model.parameters())))
+checksum = float(sum(p.detach().double().sum() for p in model.parameters()))
+# One write per line: both ranks share stdout, and print() writes its pieces separately when
+# Python is unbuffered (PYTHONUNBUFFERED), so the two lines could interleave mid-line.
+sys.stdout.write(f"rank {accelerator.process_index} checksum {checksum}\n")
+sys.stdout.flush()
