@@ -7,7 +7,7 @@
 use super::output::Sink;
 use super::pty;
 use std::fs::File;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::process::{Command, Stdio};
 
@@ -86,7 +86,8 @@ pub fn attach(cmd: &mut Command, out_sink: Sink, allow_pty: bool) -> anyhow::Res
     cmd.stdout(Stdio::from(out_end.expect("stdout is connected")));
     cmd.stderr(Stdio::from(err_end.expect("stderr is connected")));
     for s in &streams {
-        enlarge_pipe(&s.source);
+        enlarge_pipe(s.source.as_fd());
+        enlarge_pipe(s.sink.fd());
     }
     let files = files.into_iter().map(|(f, _)| f).collect();
     Ok(Plumbing { streams, files, pty: pty_kept })
@@ -137,17 +138,28 @@ fn same_file(a: Sink, b: Sink) -> bool {
     matches!((stat(a), stat(b)), (Some(x), Some(y)) if x == y)
 }
 
-/// A larger pipe lets the child write more between two reads (fewer context switches at
-/// high output rates); the kernel's limit for unprivileged users is 1 MiB by default.
-fn enlarge_pipe(source: &File) {
+/// Grows a pipe to [`super::output::CHUNK`], never shrinking it. Both pipes are grown:
+/// the child's, so that it writes more between two reads, and the one to the reader of
+/// our output (`| cat`), so that each of the reader's wake-ups takes a whole chunk rather
+/// than the default 64 KiB. Without `run` the job writes to that pipe itself; through
+/// `run`, every fill of it costs a wake-up of `run` as well, and at 64 KiB a pipe that is
+/// only passed through took twice as long (a larger capacity changes nothing else about
+/// the pipe). The kernel's limit for unprivileged users is 1 MiB by default; a refusal
+/// leaves the pipe as it was.
+fn enlarge_pipe(pipe: BorrowedFd<'_>) {
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;
-        // SAFETY: F_SETPIPE_SZ only changes the pipe's capacity; on a pty it fails harmlessly.
+        let fd = pipe.as_raw_fd();
+        // SAFETY: F_GETPIPE_SZ/F_SETPIPE_SZ only read and change a pipe's capacity; on
+        // anything else (a pty, a socket) they fail harmlessly.
         unsafe {
-            libc::fcntl(source.as_fd().as_raw_fd(), libc::F_SETPIPE_SZ, super::output::CHUNK as libc::c_int)
-        };
+            let size = libc::fcntl(fd, libc::F_GETPIPE_SZ);
+            if size > 0 && (size as usize) < super::output::CHUNK {
+                libc::fcntl(fd, libc::F_SETPIPE_SZ, super::output::CHUNK as libc::c_int);
+            }
+        }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = source;
+    let _ = pipe;
 }

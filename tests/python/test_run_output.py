@@ -114,3 +114,34 @@ def test_a_write_error_on_a_file_reaches_the_child_as_without_run(tmp_path):
         results.append((proc.returncode, out.stat().st_size))
         assert b"[Errno 27] File too large" in proc.stderr, proc.stderr
     assert results[1] == results[0]
+
+
+def pipe_size(fd):
+    import fcntl
+    return fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)
+
+
+def test_the_pipe_to_the_reader_is_grown_to_a_whole_chunk_and_never_shrunk():
+    # Each wake-up of the reader (`| cat`) then takes a whole chunk of the job's output.
+    import fcntl
+    import os
+    chunk = 1 << 20
+    with open("/proc/sys/fs/pipe-max-size") as f:
+        if int(f.read()) < chunk:
+            pytest.skip("this kernel's pipe-max-size is below 1 MiB")
+    for before, after in [(64 << 10, chunk), (2 * chunk, 2 * chunk)]:
+        read, write = os.pipe()
+        try:
+            try:
+                fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, before)
+            except OSError:
+                continue  # a capacity above pipe-max-size needs privileges
+            assert pipe_size(write) == before
+            proc = subprocess.run(under_run(sys.executable, "-c", "print('hello')"), stdout=write,
+                                  stderr=subprocess.DEVNULL, timeout=120)
+            assert proc.returncode == 0
+            assert pipe_size(read) == after
+            assert os.read(read, 100) == b"hello\n"
+        finally:
+            os.close(read)
+            os.close(write)
