@@ -142,10 +142,10 @@ fn same_file(a: Sink, b: Sink) -> bool {
 /// the child's, so that it writes more between two reads, and the one to the reader of
 /// our output (`| cat`), so that each of the reader's wake-ups takes a whole chunk rather
 /// than the default 64 KiB. Without `run` the job writes to that pipe itself; through
-/// `run`, every fill of it costs a wake-up of `run` as well (`bench/run/throughput.py`:
-/// 1 GiB piped to `cat` went from about 0.6x plain's throughput to about 0.8x). A larger
-/// capacity changes nothing else about the pipe. The kernel's limit for unprivileged
-/// users is 1 MiB by default; a refusal leaves the pipe as it was.
+/// `run`, every fill of it costs a wake-up of `run` as well (`bench/run/throughput.py` on
+/// 2 busy cores, load 6 to 11: 1 GiB piped to `cat` went from about 0.6x plain to 0.8x).
+/// A larger capacity changes nothing else about the pipe. The kernel's limit for
+/// unprivileged users is 1 MiB by default; a refusal leaves the pipe as it was.
 fn enlarge_pipe(pipe: BorrowedFd<'_>) {
     #[cfg(target_os = "linux")]
     {

@@ -21,10 +21,18 @@ pub enum Passed {
 /// Moves `source` (a pipe) to `sink` until it ends, teeing every byte to `feed`.
 pub fn pass_on(source: &File, sink: Sink, feed: &mut FeedWriter, child_ended: &EndSignal) -> Passed {
     let mut moved_any = false;
+    let mut small = vec![0u8; SMALL_PIECE];
     loop {
         // Looked at before the tee: a tee that finds nothing once the child had ended
         // means everything it wrote has been passed on.
         let ended = child_ended.is_set();
+        let waiting = bytes_waiting(source);
+        if waiting > 0 && waiting < SMALL_PIECE {
+            if let Err(end) = copy_small(source, sink, feed, &mut small[..waiting]) {
+                return Passed::Ended(end);
+            }
+            continue;
+        }
         let n = match tee(source.as_fd(), feed.fd(), CHUNK) {
             Ok(0) => return Passed::Ended(PumpEnd::Drained),
             Ok(n) => n,
@@ -32,8 +40,12 @@ pub fn pass_on(source: &File, sink: Sink, feed: &mut FeedWriter, child_ended: &E
                 Some(libc::EINTR) => continue,
                 Some(libc::EAGAIN) => {
                     if bytes_waiting(source) > 0 {
-                        // The scanner is a whole pipe behind.
-                        feed.make_room();
+                        // Either the scanner's pipe is full (it is a whole pipe behind), or
+                        // the job wrote between the tee, which found nothing, and the look:
+                        // drop unscanned output only in the first case, else tee again.
+                        if !writable_now(feed.fd()) {
+                            feed.make_room();
+                        }
                     } else if ended {
                         return Passed::Ended(PumpEnd::Drained);
                     } else {
@@ -49,6 +61,28 @@ pub fn pass_on(source: &File, sink: Sink, feed: &mut FeedWriter, child_ended: &E
             return end;
         }
     }
+}
+
+/// Below this many bytes waiting, a piece is copied rather than teed. Each tee takes a
+/// buffer slot of the scanner's pipe however few bytes it holds (a pipe has one slot per
+/// page of its capacity), so a job writing a line at a time would fill that pipe with a
+/// few KiB and make it drop its unscanned lines; written bytes fill each slot's page.
+const SMALL_PIECE: usize = 16 << 10;
+
+/// Passes on a small piece by copying: read, write to `sink`, copy for the scanner.
+fn copy_small(source: &File, sink: Sink, feed: &mut FeedWriter, buf: &mut [u8]) -> Result<(), PumpEnd> {
+    let n = loop {
+        match (&*source).read(buf) {
+            Ok(0) => return Err(PumpEnd::Drained),
+            Ok(n) => break n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            // Only this thread reads the pipe, so what was waiting is still there.
+            Err(_) => return Err(PumpEnd::Drained),
+        }
+    };
+    sink.write_all(&buf[..n]).map_err(|e| PumpEnd::from_write_error(sink, e))?;
+    feed.copy(&buf[..n]);
+    Ok(())
 }
 
 /// Moves the `n` bytes just teed from `source` to `sink`.
@@ -116,6 +150,15 @@ fn splice(from: BorrowedFd<'_>, to: BorrowedFd<'_>, len: usize) -> io::Result<us
     } else {
         Ok(n as usize)
     }
+}
+
+/// Whether a write to the pipe would find room now: a pipe is full when its buffer slots
+/// are, which with many small teed pieces comes long before its byte capacity.
+fn writable_now(pipe: BorrowedFd<'_>) -> bool {
+    let mut pfd = libc::pollfd { fd: pipe.as_raw_fd(), events: libc::POLLOUT, revents: 0 };
+    // SAFETY: one valid pollfd; a zero timeout only looks.
+    let polled = unsafe { libc::poll(&mut pfd, 1, 0) };
+    polled > 0 && pfd.revents & libc::POLLOUT != 0
 }
 
 /// How many bytes a pipe holds.

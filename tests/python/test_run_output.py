@@ -97,6 +97,26 @@ def test_the_end_of_a_flood_of_output_is_always_diagnosed(tmp_path, destination)
     assert diagnoses and diagnoses[0]["cause"] == "unknown-device-assert", diagnoses
 
 
+def test_output_written_a_line_at_a_time_is_scanned_whole():
+    # A shell loop writes one short line per write, the way most jobs log, and the
+    # scanner must see every line: a few KiB are nowhere near a pipeful. The exception's
+    # line number in the scanned output says whether anything was skipped before it.
+    script = textwrap.dedent("""
+        i=0
+        while [ $i -lt 400 ]; do echo "step $i loss 0.5" >&2; i=$((i+1)); done
+        echo "IndexError: Target 5 is out of bounds." >&2
+        exit 1
+        """)
+    seen = []
+    for _ in range(15):
+        proc = subprocess.run([assertscope_binary(), "run", "--json", "--guard", "off", "--", "sh", "-c", script],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        assert proc.returncode == 1 and proc.stderr.count(b"\n") == 401
+        diagnoses = json.loads(proc.stdout)["diagnoses"]
+        seen.append(diagnoses[0]["evidence"][0].get("source_line") if diagnoses else None)
+    assert seen == [401] * 15, seen
+
+
 def test_a_write_error_on_a_file_reaches_the_child_as_without_run(tmp_path):
     # A file-size limit stands in for a full disk: the child must see the file's own error
     # (EFBIG), not a broken pipe, and end as it would without run.
