@@ -4,6 +4,8 @@
 //! piece; the recorded instance must be an instance of the template; and the knowledge
 //! base's pattern for the message must match that instance. Every message of
 //! kb/messages.toml is traced to a source or listed, with the reason, as not yet traced.
+//! A source may also be a shared library of an installed wheel (the C strings the
+//! compiled code prints): then its strings are looked up in the installed file itself.
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -34,7 +36,11 @@ struct Source {
     found: String,
     repo: String,
     path: String,
+    #[serde(default)]
     commit: String,
+    /// For a shared library: the version of the wheel it was read from.
+    #[serde(default)]
+    wheel: String,
     family: String,
     versions: String,
 }
@@ -47,6 +53,9 @@ enum Form {
     Literal,
     /// The template's pieces are the source's code: a macro prints its condition (#cond).
     Condition,
+    /// `found` holds C strings of a shared library in a wheel, one per line, as `strings`
+    /// prints them; `repo` is `pypi:<distribution>`, `path` the file in site-packages.
+    Library,
 }
 
 #[derive(Deserialize)]
@@ -63,8 +72,9 @@ struct Message {
     cause: String,
 }
 
-const FAMILIES: [&str; 8] = ["th", "aten-1", "aten-2", "python", "mps", "inductor", "cpp-api", "hip"];
+const FAMILIES: [&str; 9] = ["th", "aten-1", "aten-2", "python", "mps", "inductor", "cpp-api", "hip", "cuda-runtime"];
 const REPOS: [&str; 2] = ["pytorch/pytorch", "ROCm/clr"];
+const WHEELS: [&str; 2] = ["pypi:torch", "pypi:nvidia-cuda-runtime"];
 
 fn read(rel: &str) -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).unwrap()
@@ -113,7 +123,16 @@ fn haystack(s: &Source) -> String {
             literals.split('\u{0}').collect()
         }
         Form::Condition => s.found.split_whitespace().collect::<Vec<_>>().join(" "),
+        Form::Library => library_strings(s).concat(),
     }
+}
+
+fn library_strings(s: &Source) -> Vec<&str> {
+    s.found.strip_prefix('\n').unwrap_or(&s.found).lines().collect()
+}
+
+fn is_full_hash(commit: &str) -> bool {
+    commit.len() == 40 && commit.chars().all(|c| c.is_ascii_hexdigit())
 }
 
 fn template_regex(template: &str) -> regex::Regex {
@@ -125,13 +144,15 @@ fn template_regex(template: &str) -> regex::Regex {
 fn every_source_records_where_it_was_read() {
     let (provenance, _) = load();
     for s in &provenance.source {
-        assert!(REPOS.contains(&s.repo.as_str()), "{}: repository {}", s.id, s.repo);
-        assert!(
-            s.commit.len() == 40 && s.commit.chars().all(|c| c.is_ascii_hexdigit()),
-            "{}: commit {:?} is not a full hash",
-            s.id,
-            s.commit
-        );
+        if s.form == Form::Library {
+            assert!(WHEELS.contains(&s.repo.as_str()), "{}: wheel {}", s.id, s.repo);
+            assert!(!s.wheel.is_empty(), "{}: no wheel version", s.id);
+            // torch records the commit it was built from (torch.version.git_version).
+            assert!(s.commit.is_empty() || is_full_hash(&s.commit), "{}: commit {:?}", s.id, s.commit);
+        } else {
+            assert!(REPOS.contains(&s.repo.as_str()), "{}: repository {}", s.id, s.repo);
+            assert!(is_full_hash(&s.commit), "{}: commit {:?} is not a full hash", s.id, s.commit);
+        }
         assert!(!s.path.is_empty() && !s.path.starts_with('/'), "{}: path {:?}", s.id, s.path);
         assert!(FAMILIES.contains(&s.family.as_str()), "{}: family {:?}", s.id, s.family);
         assert!(!s.versions.trim().is_empty(), "{}: no versions", s.id);
@@ -216,6 +237,73 @@ fn every_message_is_traced_or_listed_with_a_reason() {
         );
         assert!(!u.reason.trim().is_empty(), "{}: listed without a reason", u.id);
     }
+}
+
+/// The Python whose site-packages holds the wheels (as the check tests choose it).
+fn python() -> std::path::PathBuf {
+    if let Some(p) = std::env::var_os("ASSERTSCOPE_TEST_PYTHON") {
+        return p.into();
+    }
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    if venv.exists() {
+        venv
+    } else {
+        "python3".into()
+    }
+}
+
+/// site-packages, and the installed version of each distribution (None if absent).
+fn installed(distributions: &[&str]) -> Option<(std::path::PathBuf, Vec<Option<String>>)> {
+    let script = "import importlib.metadata as m, sys, sysconfig\n\
+                  print(sysconfig.get_paths()['purelib'])\n\
+                  for d in sys.argv[1:]:\n\
+                  \x20   try: print(m.version(d))\n\
+                  \x20   except m.PackageNotFoundError: print('-')";
+    let out = std::process::Command::new(python()).arg("-c").arg(script).args(distributions).output().ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let mut lines = text.lines();
+    let site = lines.next()?.into();
+    let versions = lines.map(|v| (v != "-").then(|| v.to_string())).collect();
+    Some((site, versions))
+}
+
+/// Every string of a library source is a C string (its end, as linkers share the tails of
+/// strings) of the file in the installed wheel of the version recorded. Skipped where that
+/// wheel is not installed; under scripts/test, which installs the pinned versions, it must be.
+#[test]
+fn every_library_string_is_in_the_installed_wheel() {
+    let (provenance, _) = load();
+    let library: Vec<&Source> = provenance.source.iter().filter(|s| s.form == Form::Library).collect();
+    let distributions: Vec<&str> = library.iter().map(|s| s.repo.trim_start_matches("pypi:")).collect();
+    let required = std::env::var_os("ASSERTSCOPE_REQUIRE_PYTHON").is_some_and(|v| v == "1");
+    let Some((site, versions)) = installed(&distributions) else {
+        assert!(!required, "{} could not list its packages", python().display());
+        eprintln!("skipped: {} could not list its packages", python().display());
+        return;
+    };
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (s, version) in library.iter().zip(versions) {
+        if version.as_deref() != Some(s.wheel.split('+').next().unwrap_or_default()) {
+            let why = format!("{}: {} {} is not installed (found {version:?})", s.id, s.repo, s.wheel);
+            assert!(!required, "{why}");
+            eprintln!("skipped: {why}");
+            continue;
+        }
+        let path = site.join(&s.path);
+        let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {}: {e}", s.id, path.display()));
+        // SAFETY: a read-only map of an installed library that nothing here writes.
+        let bytes = unsafe { memmap2::Mmap::map(&file) }.unwrap();
+        for string in library_strings(s) {
+            let terminated = [string.as_bytes(), b"\0"].concat();
+            if memchr::memmem::find(&bytes, &terminated).is_none() {
+                failures.push(format!("{}: {string:?} is not a string of {}", s.id, path.display()));
+            }
+        }
+        checked += 1;
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    eprintln!("{checked} of {} library sources checked against the installed wheels", library.len());
 }
 
 /// Counts for the record: texts traced per cause and per version family.
