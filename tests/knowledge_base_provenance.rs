@@ -7,6 +7,9 @@
 //! A source may also be a shared library of an installed wheel (the C strings the
 //! compiled code prints): then its strings are looked up in the installed file itself.
 
+mod check_support;
+use check_support::python;
+
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -72,7 +75,8 @@ struct Message {
     cause: String,
 }
 
-const FAMILIES: [&str; 9] = ["th", "aten-1", "aten-2", "python", "mps", "inductor", "cpp-api", "hip", "cuda-runtime"];
+const FAMILIES: [&str; 9] =
+    ["th", "aten-1", "aten-2", "python", "mps", "inductor", "cpp-api", "hip", "cuda-runtime"];
 const REPOS: [&str; 2] = ["pytorch/pytorch", "ROCm/clr"];
 const WHEELS: [&str; 2] = ["pypi:torch", "pypi:nvidia-cuda-runtime"];
 
@@ -236,19 +240,6 @@ fn every_message_is_traced_or_listed_with_a_reason() {
             u.id
         );
         assert!(!u.reason.trim().is_empty(), "{}: listed without a reason", u.id);
-    }
-}
-
-/// The Python whose site-packages holds the wheels (as the check tests choose it).
-fn python() -> std::path::PathBuf {
-    if let Some(p) = std::env::var_os("ASSERTSCOPE_TEST_PYTHON") {
-        return p.into();
-    }
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-    if venv.exists() {
-        venv
-    } else {
-        "python3".into()
     }
 }
 

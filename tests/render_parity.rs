@@ -3,8 +3,10 @@
 //! below is rendered by both and the texts compared. Needs only a Python 3.9+ with its
 //! standard library.
 
+mod check_support;
 use assertscope::diagnostic::{Diagnostic, Severity, Span};
 use assertscope::render::text::render_one;
+use check_support::python;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -102,18 +104,6 @@ fn secondary(file: &str, line: u64, source: &str, column: usize, label: &str) ->
         .columns(column, column + 4)
         .label(label)
         .secondary()
-}
-
-fn python() -> std::path::PathBuf {
-    if let Some(p) = std::env::var_os("ASSERTSCOPE_TEST_PYTHON") {
-        return p.into();
-    }
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-    if venv.exists() {
-        venv
-    } else {
-        "python3".into()
-    }
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! Shared helpers for the `check` and `scan` integration tests: data files are written by
+//! Shared helpers for the integration tests that run Python (the `check` and `scan` tests,
+//! render parity, knowledge-base provenance). For `check` and `scan`, data files are written by
 //! the real libraries (numpy, pyarrow, safetensors, Pillow) in a Python that has them,
 //! and the real binary is run on them.
 #![allow(dead_code)]
