@@ -159,11 +159,18 @@ fn copy(mut source: &File, sink: Sink, feed: &mut FeedWriter, child_ended: &EndS
             // A pty reports EIO once every writer has closed its side.
             Err(_) => return PumpEnd::Drained,
         };
-        if let Err(e) = sink.write_all(&buf[..n]) {
-            return PumpEnd::from_write_error(sink, e);
+        if let Err(end) = pass_piece(&buf[..n], sink, feed) {
+            return end;
         }
-        feed.copy(&buf[..n]);
     }
+}
+
+/// Passes on bytes read from the child: to the destination first, then a copy for the
+/// scanner (which never holds the output back).
+pub(super) fn pass_piece(bytes: &[u8], sink: Sink, feed: &mut FeedWriter) -> Result<(), PumpEnd> {
+    sink.write_all(bytes).map_err(|e| PumpEnd::from_write_error(sink, e))?;
+    feed.copy(bytes);
+    Ok(())
 }
 
 pub(super) fn set_nonblocking(file: &File) {

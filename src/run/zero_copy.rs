@@ -4,7 +4,7 @@
 //! scanned.
 
 use super::feed::FeedWriter;
-use super::output::{wait_for, wait_readable, EndSignal, PumpEnd, Sink, CHUNK};
+use super::output::{pass_piece, wait_for, wait_readable, EndSignal, PumpEnd, Sink, CHUNK};
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
@@ -80,9 +80,7 @@ fn copy_small(source: &File, sink: Sink, feed: &mut FeedWriter, buf: &mut [u8]) 
             Err(_) => return Err(PumpEnd::Drained),
         }
     };
-    sink.write_all(&buf[..n]).map_err(|e| PumpEnd::from_write_error(sink, e))?;
-    feed.copy(&buf[..n]);
-    Ok(())
+    pass_piece(&buf[..n], sink, feed)
 }
 
 /// Moves the `n` bytes just teed from `source` to `sink`.

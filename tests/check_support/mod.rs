@@ -39,10 +39,16 @@ pub fn has_modules(modules: &[&str]) -> bool {
             python().display(),
             modules.join(", ")
         );
-        assert!(std::env::var_os("ASSERTSCOPE_REQUIRE_PYTHON").is_none_or(|v| v != "1"), "{reason}");
-        eprintln!("skipped: {reason}");
+        skip(&reason);
     }
     ok
+}
+
+/// Says why a test that needs the test Python's packages does not run: on stderr under a
+/// plain `cargo test`, and as a failure under scripts/test (`ASSERTSCOPE_REQUIRE_PYTHON=1`).
+pub fn skip(reason: &str) {
+    assert!(std::env::var_os("ASSERTSCOPE_REQUIRE_PYTHON").is_none_or(|v| v != "1"), "{reason}");
+    eprintln!("skipped: {reason}");
 }
 
 /// Runs a Python script in `dir` (the data files it writes land there).
