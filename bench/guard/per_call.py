@@ -3,9 +3,12 @@ and under the guard in the default mode and in forced async mode, on a small inp
 most 1,000 index entries) and a large one. Variants alternate in rounds and each round
 compares calls made moments apart, so load from other processes on a shared machine hits
 every variant alike. Target: default mode <= 3 us over unguarded on small inputs.
-Every call of a family reuses the same inputs, so from the second call on an index tensor's
-range is remembered (_verified) and this measures that path; bench/guard/stages.py times a
-guarded call on an index tensor the guard has never seen, stage by stage.
+On the CPU the default mode runs each call as unguarded and only explains a refusal of
+PyTorch's CPU kernel (all families but ctc_loss), so its column there is the wrappers' own
+cost; the async column checks before every call, as the default mode does on CUDA. Every
+call of a family reuses the same inputs, so from the second call on an index tensor's range
+is remembered (_verified) and the async column measures that path; bench/guard/stages.py
+times a guarded call on an index tensor the guard has never seen, stage by stage.
 
     python bench/guard/per_call.py                        # CPU, every family
     python bench/guard/per_call.py --device cuda --families embedding "x[idx]"

@@ -1,7 +1,9 @@
-"""Where the time of one guarded call goes: the stages of `table.index_select(0, idx)` in
-the default mode on the CPU, for an index tensor the guard has not seen ("fresh": it must
-be read) and for one it has ("remembered": _verified answers), each stage timed on its
-own with the guard's real functions on real tensors. Medians of interleaved rounds.
+"""Where the time of one checked call goes: the stages of `table.index_select(0, idx)` in
+sync mode on the CPU (on the CPU the default mode leaves the check to PyTorch's kernel; sync
+runs the checking path that CUDA tensors take), for an index tensor the guard has not seen
+("fresh": it must be read) and for one it has ("remembered": _verified answers), each stage
+timed on its own with the guard's real functions on real tensors. Medians of interleaved
+rounds.
 
     python bench/guard/stages.py                 # 256 index entries
     python bench/guard/stages.py --entries 1000 --clock cpu
@@ -64,7 +66,7 @@ def measure(args):
     base = torch.randint(0, 1000, (args.entries,))
     seen = base.clone()
     rounds = {}
-    with assertscope.guard():
+    with assertscope.guard(mode="sync"):
         table.index_select(0, seen)  # remembered from now on
         for _ in range(args.rounds):
             for name, stage in stages(table).items():

@@ -153,8 +153,9 @@ def test_plain_indexing_takes_the_fast_path(monkeypatch):
     from assertscope._guard.checks import advanced_index
 
     checked = []
-    real_run = advanced_index.run
-    monkeypatch.setattr(advanced_index, "run", lambda *args: checked.append(args) or real_run(*args))
+    for name in ("run", "run_on_cpu"):  # the checking path, and the CPU kernel's
+        real = getattr(advanced_index, name)
+        monkeypatch.setattr(advanced_index, name, lambda *args, real=real: checked.append(args) or real(*args))
     x = torch.randn(10, 10)
     with assertscope.guard():
         x[3, 2:5], x[..., None], x[True], x[:, -1]

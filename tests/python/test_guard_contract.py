@@ -14,7 +14,7 @@ from assertscope import GuardError
 from conftest import check_point
 from op_cases import CASES
 
-MODES = ["sync", "async"]
+MODES = ["auto", "sync", "async"]
 
 
 def pytorch_error(make):
@@ -171,3 +171,43 @@ def test_an_expanded_index_is_checked_over_its_distinct_entries(mode):
         check_point()
     got = guarded_error(lambda: clean(torch.tensor([0, 3, 1])), mode)
     assert isinstance(got, GuardError) and got.values["bad_values"][0] == 3
+
+
+# In-place ops whose CPU kernel writes the entries before the bad one, then raises.
+PARTLY_WRITTEN = {
+    "index_add_": lambda x: x.index_add_(0, torch.tensor([0, 5]), torch.ones(2)),
+    "index_copy_": lambda x: x.index_copy_(0, torch.tensor([0, 5]), torch.ones(2)),
+    "index_fill_": lambda x: x.index_fill_(0, torch.tensor([0, 5]), 1.0),
+    "scatter_add_": lambda x: x.scatter_add_(0, torch.tensor([0, 5]), torch.ones(2)),
+    "put_": lambda x: x.put_(torch.tensor([0, 5]), torch.ones(2)),
+    "index_put_": lambda x: x.index_put_((torch.tensor([0, 5]),), torch.ones(2)),
+    "x[idx] = v": lambda x: x.__setitem__(torch.tensor([0, 5]), 1.0),
+    "masked_scatter_": lambda x: x.masked_scatter_(torch.tensor([True, True, True]), torch.ones(2)),
+}
+
+
+@pytest.mark.parametrize("name", list(PARTLY_WRITTEN))
+def test_on_the_cpu_the_default_mode_leaves_every_tensor_as_pytorch_leaves_it(name):
+    write = PARTLY_WRITTEN[name]
+    unguarded = torch.zeros(3)
+    expected = pytorch_error(lambda: write(unguarded))
+    assert expected is not None
+    guarded = torch.zeros(3)
+    got = guarded_error(lambda: write(guarded), "auto")
+    assert isinstance(got, GuardError) and isinstance(got, type(expected))
+    assert str(got).startswith(str(expected) + "\n")
+    assert torch.equal(guarded, unguarded), f"unguarded {unguarded.tolist()}, guarded {guarded.tolist()}"
+
+
+def test_on_the_cpu_the_default_mode_reads_no_index_before_the_op(monkeypatch):
+    reads = []
+    for name in ("aminmax", "amin", "amax", "min", "max", "any", "all"):
+        original = getattr(torch, name)
+        monkeypatch.setattr(torch, name, lambda *a, _f=original, **k: reads.append(a) or _f(*a, **k))
+    table, ids, logits, labels = nn.Embedding(10, 4), torch.tensor([1, 9]), torch.randn(2, 5), torch.tensor([0, 4])
+    with assertscope.guard():
+        table(ids), F.cross_entropy(logits, labels), table.weight[ids], torch.zeros(10).index_add_(0, ids, torch.ones(2))
+    assert reads == []
+    with assertscope.guard(mode="sync"):
+        table(ids)
+    assert reads, "the sync mode reads the ids before the op"

@@ -1,7 +1,8 @@
 """PyTorch's own test database as a test of the guard.
 
 Every sample of the guarded ops' OpInfos (torch.testing._internal.common_methods_invocations)
-and ModuleInfos (common_modules) runs unguarded, under the guard in sync mode and in forced
+and ModuleInfos (common_modules) runs unguarded, under the guard in the default mode (on the
+CPU: PyTorch's kernel first, the guard explaining its refusals), in sync mode and in forced
 async mode; outputs, strides, dtypes, what the call wrote into its inputs, and gradients
 must agree bit for bit, and a call PyTorch refuses must be refused with the same type and
 message. Every error input must raise an instance of the type PyTorch's database expects,
@@ -76,7 +77,7 @@ GUARDED = [name for name in OPS if OPS[name].name in GUARDED_OPS]
 OTHERS = [name for name in OPS if OPS[name].name not in GUARDED_OPS]
 SWEEP = OTHERS if FULL else OTHERS[::SWEEP_STRIDE]
 MODULES = {info.module_cls.__name__: info for info in module_db if info.module_cls.__name__ in GUARDED_MODULES}
-MODES = ["sync", "async"]
+MODES = ["auto", "sync", "async"]
 
 COUNTS = {"samples": 0, "error_inputs": 0, "module_inputs": 0, "module_error_inputs": 0,
           "ops": set(), "modules": set(), "dtypes": set()}

@@ -12,7 +12,9 @@ from assertscope import GuardError
 from conftest import check_point
 from op_cases import CASES
 
-MODES = ["sync", "async"]
+# "auto" on the CPU lets PyTorch's kernel refuse first and explains the refusal; "sync"
+# checks before the op, as it does on CUDA; "async" records a device-side verdict.
+MODES = ["auto", "sync", "async"]
 
 
 def _flatten(result):

@@ -1,5 +1,5 @@
 """The guard never changes a result: a clean training run gives bit-identical losses with the
-guard off, in sync mode and in async mode."""
+guard off, in the default mode, in sync mode and in async mode."""
 
 import pytest
 import torch
@@ -54,8 +54,10 @@ def cnn_losses(steps=4):
 @pytest.mark.parametrize("run", [lm_losses, cnn_losses], ids=["transformer LM", "CNN with BatchNorm"])
 def test_losses_are_bit_identical(run):
     plain = run()
+    with assertscope.guard():
+        default = run()
     with assertscope.guard(mode="sync"):
         sync = run()
     with assertscope.guard(mode="async"):
         asynchronous = run()
-    assert plain == sync == asynchronous
+    assert plain == default == sync == asynchronous

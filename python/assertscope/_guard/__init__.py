@@ -7,9 +7,12 @@ before the kernel runs.
         train()
 
 Modes: "auto" (default) checks CUDA tensors asynchronously (no host sync: a failure is
-raised at the next check point, see _ledger) and CPU tensors synchronously; "sync" checks
-every tensor synchronously (on CUDA: one host sync per guarded call, the exact line at
-once); "async" checks every tensor asynchronously, CPU tensors included.
+raised at the next check point, see _ledger); on the CPU, where PyTorch's kernels refuse
+the same bad values themselves (all but ctc_loss's target ids and embedding_bag's offsets
+in "max" mode), the call runs exactly as unguarded and the rules only run to explain a
+refusal (Check.checked_by_cpu_kernel), other CPU calls are checked synchronously; "sync"
+checks every tensor synchronously before the op (on CUDA: one host sync per guarded call,
+the exact line at once); "async" checks every tensor asynchronously, CPU tensors included.
 
 The modules, each importing only those above it:
   _state        mode, and when a call must not be checked

@@ -1,6 +1,14 @@
 """A guarded call's arguments, and the interface every check implements."""
 
-__all__ = ["Call", "Check"]
+import torch
+
+__all__ = ["Call", "Check", "runs_on_cpu"]
+
+
+def runs_on_cpu(args, kwargs):
+    """True if the call runs on the CPU: its first argument (the tensor read or written,
+    whose device the kernel follows) is a CPU tensor."""
+    return bool(args) and isinstance(args[0], torch.Tensor) and args[0].is_cpu
 
 
 class Call:
@@ -37,18 +45,23 @@ class Call:
 class Check:
     """One guarded op. Subclasses say which rules its kernel asserts and explain failures.
 
-    op             the op's name in messages and diagnoses
-    pytorch_error  the exception type PyTorch's CPU kernel raises for the same bad value
-                   (IndexError for most lookups): the GuardError is an instance of it too
-    rules          (call) -> [Rule], from shapes and dtypes only (no device reads)
-    explain        (call, rule) -> Finding, on the error path
+    op                    the op's name in messages and diagnoses
+    pytorch_error         the exception type PyTorch's CPU kernel raises for the same bad
+                          value (IndexError for most lookups): the GuardError is an instance
+                          of it too
+    checked_by_cpu_kernel (args, kwargs) -> bool, or None: see below
+    rules                 (call) -> [Rule], from shapes and dtypes only (no device reads)
+    explain               (call, rule) -> Finding, on the error path
     """
 
     op = "?"
     pytorch_error = RuntimeError
-    # PyTorch's CPU kernel refuses the values this check refuses (its message is then
-    # quoted); False where it reads them unchecked.
-    cpu_checks_values = True
+    # True for a call that runs on the CPU, whose kernel refuses every value this check's
+    # rules refuse, before reading it. In the "auto" mode such a call runs unchecked,
+    # exactly as unguarded (a CPU kernel's refusal poisons nothing), and the rules only run
+    # to explain the refusal. None where the CPU kernel reads some bad values unchecked:
+    # those calls are checked first, as on CUDA.
+    checked_by_cpu_kernel = staticmethod(runs_on_cpu)
 
     def rules(self, call):
         raise NotImplementedError

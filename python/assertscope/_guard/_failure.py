@@ -31,7 +31,7 @@ def cpu_refusal(check, original, call, writes_input):
     """The exception PyTorch itself raises for this call on the CPU, where its CPU kernel
     checks the values the guard found bad (None elsewhere, or if it raises nothing): the
     call runs as it is, writing into copies, so nothing the user has changes."""
-    if not check.cpu_checks_values:
+    if check.checked_by_cpu_kernel is None:
         return None
     tensors = [v for v in (*call.args, *call.kwargs.values()) if isinstance(v, torch.Tensor)]
     if not tensors or any(not t.is_cpu for t in tensors):

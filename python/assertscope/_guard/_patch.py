@@ -22,8 +22,8 @@ import torch  # noqa: F401 - the guarded ops live there
 from ._call import Call
 from ._patching import replace, resolve, wraps
 from ._ledger import ledgers
-from ._runner import run
-from ._state import skip_call
+from ._runner import run, run_on_cpu
+from ._state import skip_call, state
 
 __all__ = ["install", "uninstall", "installed"]
 
@@ -36,8 +36,16 @@ def guarded(check, original, names, writes_input):
     """The wrapper for one op: its check, then the original."""
 
     quick = check.quick
+    checked_by_cpu_kernel = check.checked_by_cpu_kernel
 
     def guarded_call(*args, **kwargs):
+        if (
+            checked_by_cpu_kernel is not None
+            and not ledgers
+            and state.mode == "auto"
+            and checked_by_cpu_kernel(args, kwargs)
+        ):
+            return run_on_cpu(check, original, names, args, kwargs, writes_input)
         if skip_call():
             return original(*args, **kwargs)
         call = Call(names, args, kwargs)

@@ -17,9 +17,9 @@ from . import _hooks  # noqa: F401 - a guarded call may leave a failure for the 
 from ._call import Call
 from ._failure import cpu_refusal, failure, writing_into_copies
 from ._ledger import defer, ledgers, poll_all
-from ._state import state, thread_state
+from ._state import skip_call, state, thread_state
 
-__all__ = ["run"]
+__all__ = ["run", "run_on_cpu"]
 
 
 def run(check, original, call, writes_input=False, asked_quick=False):
@@ -60,6 +60,32 @@ def run(check, original, call, writes_input=False, asked_quick=False):
     return result
 
 
+def run_on_cpu(check, original, names, args, kwargs, writes_input=False):
+    """Runs a call whose CPU kernel checks every value the check's rules check (see
+    Check.checked_by_cpu_kernel) exactly as unguarded; the rules run only if it raises,
+    to turn PyTorch's refusal into a GuardError of the same type, with its message first."""
+    try:
+        return original(*args, **kwargs)
+    except Exception as error:
+        if skip_call():
+            raise
+        _explain_refusal(check, original, Call(names, args, kwargs), writes_input, error)
+        raise  # no rule of the check fails: PyTorch refused the call for another reason
+
+
+def _explain_refusal(check, original, call, writes_input, refusal):
+    """Raises the GuardError for a call PyTorch's CPU kernel refused (`refusal`) if a rule
+    of the check fails on it; returns if none does (the refusal is about something else)."""
+    was_busy = getattr(thread_state, "busy", False)
+    thread_state.busy = True
+    try:
+        for rule in check.rules(call):
+            if not rule.known_to_pass() and not rule.evaluate():
+                _refuse(check, original, call, rule, writes_input, refusal)
+    finally:
+        thread_state.busy = was_busy
+
+
 def _aliases_output(tensor, call, writes_input):
     """True if `tensor` shares memory with a tensor the call writes to."""
     outputs = []
@@ -77,18 +103,21 @@ def _aliases_output(tensor, call, writes_input):
     )
 
 
-def _refuse(check, original, call, rule, writes_input):
+def _refuse(check, original, call, rule, writes_input, refusal=None):
     """Raises for a failed rule: PyTorch's own error where it refuses the call itself before
     any kernel could read the bad value (a shape, a dtype, a None, overlapping memory), else
-    the GuardError. A host rule (a target shape) explains an error PyTorch raises itself."""
+    the GuardError. A host rule (a target shape) explains an error PyTorch raises itself.
+    refusal: the error PyTorch already raised for this very call (its CPU kernel ran)."""
     location = _frames.location_dict(_frames.capture())
     if rule.host:
         # PyTorch refuses these shapes before any kernel runs: its error, then ours.
-        refused, result = _outcome(original, call)
+        refused, result = (True, refusal) if refusal is not None else _outcome(original, call)
         if not refused:
             return result  # this PyTorch accepts it: nothing to report
         raise failure(check, call, rule, location, pytorch_error=result) from None
-    if not rule.tensor.is_cuda and _aliases_output(rule.tensor, call, writes_input):
+    if refusal is not None and _aliases_output(rule.tensor, call, writes_input):
+        refused, result = True, refusal
+    elif not rule.tensor.is_cuda and _aliases_output(rule.tensor, call, writes_input):
         # An index sharing memory with the output: PyTorch checks the overlap first, and
         # on the CPU its kernel checks the values, so PyTorch's own call is safe and exact.
         refused, result = _outcome(original, call)
@@ -103,9 +132,12 @@ def _refuse(check, original, call, rule, writes_input):
             raise failure(check, call, rule, location) from None
         refused, result = _outcome(original, repaired)
     if refused:
-        _raise_with_note(result, check, call, rule)
+        # (the refusal of the call itself where there is one: the repaired copy's is the same)
+        _raise_with_note(refusal if refusal is not None else result, check, call, rule)
     # A bad value PyTorch's CPU kernel would refuse: its message first, then the guard's.
-    raise failure(check, call, rule, location, pytorch_error=cpu_refusal(check, original, call, writes_input))
+    if refusal is None:
+        refusal = cpu_refusal(check, original, call, writes_input)
+    raise failure(check, call, rule, location, pytorch_error=refusal) from None
 
 
 def _raise_with_note(error, check, call, rule):

@@ -17,14 +17,16 @@ from ... import kb
 from ...errors import Finding
 from .._analysis import interval, looks_like_positions, plural, range_report
 from .._call import Call, Check
-from .._runner import run
-from .._state import skip_call
+from .._ledger import ledgers
+from .._runner import run, run_on_cpu
+from .._state import skip_call, state
 from .._rules import RangeRule
 from .._verified import ranges_of
 from ._common import is_index_tensor, within
 
 _SIMPLE = frozenset({int, slice, type(None), type(Ellipsis), bool})
 Tensor = torch.Tensor
+_NO_KWARGS = {}  # (never written: run_on_cpu only unpacks it)
 
 
 def needs_check(index):
@@ -190,14 +192,22 @@ class AdvancedIndexCheck(Check):
         if len(names) == 2:
 
             def __getitem__(self, index):
-                if (type(index) is not Tensor and not needs_check(index)) or skip_call():
+                if type(index) is not Tensor and not needs_check(index):
+                    return original(self, index)
+                if self.is_cpu and not ledgers and state.mode == "auto":
+                    return run_on_cpu(check, original, names, (self, index), _NO_KWARGS)
+                if skip_call():
                     return original(self, index)
                 return run(check, original, Call(names, (self, index), {}))
 
             return __getitem__
 
         def __setitem__(self, index, value):
-            if (type(index) is not Tensor and not needs_check(index)) or skip_call():
+            if type(index) is not Tensor and not needs_check(index):
+                return original(self, index, value)
+            if self.is_cpu and not ledgers and state.mode == "auto":
+                return run_on_cpu(check, original, names, (self, index, value), _NO_KWARGS, True)
+            if skip_call():
                 return original(self, index, value)
             return run(check, original, Call(names, (self, index, value), {}), True)
 

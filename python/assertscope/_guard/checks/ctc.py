@@ -34,7 +34,7 @@ def _lengths(value):
 class CtcCheck(Check):
     op = "ctc_loss"
     cause = "ctc-loss"
-    cpu_checks_values = False  # target ids outside [0, C) are read unchecked on the CPU
+    checked_by_cpu_kernel = None  # target ids outside [0, C) are read unchecked on the CPU
 
     def rules(self, call):
         log_probs, targets = call.get("log_probs"), call.get("targets")

@@ -11,14 +11,25 @@ Fix: size the table from the data; offsets = `torch.cumsum(lengths, 0) - lengths
 from ... import kb
 from ...errors import Finding
 from .._analysis import locate, plural, positions_text
+from .._call import runs_on_cpu
 from .._state import checkable
 from .._rules import OffsetsRule, RangeRule
 from ._common import is_index_tensor
 from .embedding import EmbeddingCheck
 
 
+_MAX = 2  # torch.embedding_bag's `mode` for mode="max"
+
+
+def _checked_by_cpu_kernel(args, kwargs):
+    # In "max" mode the CPU kernel takes decreasing offsets without a word.
+    mode = args[4] if len(args) > 4 else kwargs.get("mode", 0)
+    return mode != _MAX and runs_on_cpu(args, kwargs)
+
+
 class EmbeddingBagCheck(EmbeddingCheck):
     pytorch_error = RuntimeError
+    checked_by_cpu_kernel = staticmethod(_checked_by_cpu_kernel)
 
     def rules(self, call):
         rules = super().rules(call)
