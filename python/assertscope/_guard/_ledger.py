@@ -245,8 +245,11 @@ def defer(check, call, rules, location=None, original=None, writes_input=False):
 def poll_all():
     """A check point: raises a failure an earlier asynchronous check recorded, if it is known."""
     if ledgers and not getattr(thread_state, "busy", False):
-        for ledger in list(ledgers.values()):
-            ledger.poll()
+        for ledger in tuple(ledgers.values()):
+            # Without the lock: a copy started meanwhile by another thread is seen at the
+            # next check point. With no copy in flight there is nothing to look at.
+            if ledger.copies:
+                ledger.poll()
 
 
 def forget_ledgers():
