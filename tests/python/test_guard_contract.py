@@ -211,3 +211,47 @@ def test_on_the_cpu_the_default_mode_reads_no_index_before_the_op(monkeypatch):
     with assertscope.guard(mode="sync"):
         table(ids)
     assert reads, "the sync mode reads the ids before the op"
+
+
+# Variants of the op cases whose bad value the default mode leaves to PyTorch's CPU kernel:
+# each must be refused by it, and explained as the guard's own finding.
+LEFT_TO_THE_CPU_KERNEL = {
+    "nll_loss, reduction none": lambda: F.nll_loss(torch.randn(2, 3), torch.tensor([0, 3]), reduction="none"),
+    "nll_loss, weight": lambda: F.nll_loss(torch.randn(2, 3), torch.tensor([0, 3]), weight=torch.ones(3)),
+    "cross_entropy [N, C, H, W], ignore_index 255": lambda: F.cross_entropy(
+        torch.randn(1, 3, 2, 2), torch.tensor([[[0, 255], [2, 30]]]), ignore_index=255
+    ),
+    "cross_entropy [N, C, L], label smoothing": lambda: F.cross_entropy(
+        torch.randn(2, 3, 4), torch.tensor([[0, 1, 2, 3], [0, 0, 0, 0]]), label_smoothing=0.2, reduction="none"
+    ),
+    "multi_margin_loss, p=2, weight": lambda: F.multi_margin_loss(torch.randn(2, 3), torch.tensor([0, 3]), p=2, weight=torch.ones(3)),
+    "scatter_reduce, include_self False": lambda: torch.zeros(3).scatter_reduce(0, torch.tensor([3]), torch.ones(1), "amax", include_self=False),
+    "gather, sparse_grad": lambda: torch.gather(torch.zeros(3), 0, torch.tensor([3]), sparse_grad=True),
+    "embedding, max_norm, negative id": lambda: F.embedding(torch.tensor([-1]), torch.randn(4, 2), max_norm=1.0),
+    "x[int32 index], negative": lambda: torch.zeros(3)[torch.tensor([-4], dtype=torch.int32)],
+    "x[mask, idx]": lambda: torch.zeros(3, 3)[torch.tensor([True, False, True]), torch.tensor([0, 3])],
+    "embedding_bag, per_sample_weights, decreasing offsets": lambda: F.embedding_bag(
+        torch.tensor([0, 1, 2]), torch.randn(4, 2), torch.tensor([0, 2, 1]), per_sample_weights=torch.ones(3), mode="sum"
+    ),
+    "embedding_bag, 2-D input, mode max": lambda: F.embedding_bag(torch.tensor([[0, 9]]), torch.randn(4, 2), mode="max"),
+    "max_unpool3d": lambda: F.max_unpool3d(torch.randn(1, 1, 1, 1, 2), torch.tensor([[[[[0, 9]]]]]), (1, 1, 2)),
+    "multinomial float64, inf, with replacement": lambda: torch.multinomial(
+        torch.tensor([0.5, float("inf")], dtype=torch.float64), 1, replacement=True
+    ),
+    "bernoulli_ with a NaN in p": lambda: torch.zeros(2).bernoulli_(torch.tensor([0.5, float("nan")])),
+    "binary_cross_entropy float64, weight": lambda: F.binary_cross_entropy(
+        torch.tensor([1.5], dtype=torch.float64), torch.tensor([1.0], dtype=torch.float64), weight=torch.ones(1, dtype=torch.float64)
+    ),
+    "index_fill_ along dim 1": lambda: torch.zeros(3, 2).index_fill_(1, torch.tensor([2]), 1.0),
+    "masked_scatter, broadcast mask": lambda: torch.zeros(2, 3).masked_scatter(torch.tensor([True, True, True]), torch.ones(5)),
+}
+
+
+@pytest.mark.parametrize("name", list(LEFT_TO_THE_CPU_KERNEL))
+def test_what_the_default_mode_leaves_to_the_cpu_kernel_it_refuses(name):
+    make = LEFT_TO_THE_CPU_KERNEL[name]
+    expected = pytorch_error(make)
+    assert expected is not None, "PyTorch's CPU kernel takes it: the default mode must check it first"
+    got = guarded_error(make, "auto")
+    assert isinstance(got, GuardError) and isinstance(got, type(expected)), got
+    assert str(got).startswith(str(expected) + "\n")
