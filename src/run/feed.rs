@@ -6,8 +6,8 @@
 //! of [`PIPE_BYTES`]; somewhat less when it arrived in teed pieces, each of which takes a
 //! page of the pipe however few bytes it holds, which is why small pieces are copied
 //! instead, see `zero_copy`) is scanned: the final part, where a crash is. Where bytes
-//! were dropped the scanner sees a line break, so no line is glued to a stranger. Output to a regular file is not piped at all: the
-//! scanner follows the file ([`FileFeed`]).
+//! were dropped the scanner sees a line break, so no line is glued to a stranger. Output
+//! to a regular file is not piped at all: the scanner follows the file ([`FileFeed`]).
 
 use super::output::EndSignal;
 use std::fs::File;

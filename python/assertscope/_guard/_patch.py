@@ -22,8 +22,8 @@ import torch  # noqa: F401 - the guarded ops live there
 from ._call import Call
 from ._patching import replace, resolve, wraps
 from ._ledger import ledgers
-from ._runner import run, run_on_cpu
-from ._state import skip_call, state
+from ._runner import cpu_calls_left_to_pytorch, run, run_on_cpu
+from ._state import skip_call
 
 __all__ = ["install", "uninstall", "installed"]
 
@@ -39,12 +39,7 @@ def guarded(check, original, names, writes_input):
     checked_by_cpu_kernel = check.checked_by_cpu_kernel
 
     def guarded_call(*args, **kwargs):
-        if (
-            checked_by_cpu_kernel is not None
-            and not ledgers
-            and state.mode == "auto"
-            and checked_by_cpu_kernel(args, kwargs)
-        ):
+        if checked_by_cpu_kernel is not None and cpu_calls_left_to_pytorch() and checked_by_cpu_kernel(args, kwargs):
             return run_on_cpu(check, original, names, args, kwargs, writes_input)
         if skip_call():
             return original(*args, **kwargs)

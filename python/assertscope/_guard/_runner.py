@@ -19,7 +19,7 @@ from ._failure import cpu_refusal, failure, writing_into_copies
 from ._ledger import defer, ledgers, poll_all
 from ._state import skip_call, state, thread_state
 
-__all__ = ["run", "run_on_cpu"]
+__all__ = ["run", "run_on_cpu", "cpu_calls_left_to_pytorch"]
 
 
 def run(check, original, call, writes_input=False, asked_quick=False):
@@ -58,6 +58,12 @@ def run(check, original, call, writes_input=False, asked_quick=False):
     if entry is not None:
         entry.record()
     return result
+
+
+def cpu_calls_left_to_pytorch():
+    """True in the default mode with no asynchronous verdict pending (which `run` polls
+    first): a CPU call whose kernel checks its values then goes to run_on_cpu."""
+    return not ledgers and state.mode == "auto"
 
 
 def run_on_cpu(check, original, names, args, kwargs, writes_input=False):
@@ -111,16 +117,14 @@ def _refuse(check, original, call, rule, writes_input, refusal=None):
     location = _frames.location_dict(_frames.capture())
     if rule.host:
         # PyTorch refuses these shapes before any kernel runs: its error, then ours.
-        refused, result = (True, refusal) if refusal is not None else _outcome(original, call)
+        refused, result = _outcome(original, call, refusal)
         if not refused:
             return result  # this PyTorch accepts it: nothing to report
         raise failure(check, call, rule, location, pytorch_error=result) from None
-    if refusal is not None and _aliases_output(rule.tensor, call, writes_input):
-        refused, result = True, refusal
-    elif not rule.tensor.is_cuda and _aliases_output(rule.tensor, call, writes_input):
+    if not rule.tensor.is_cuda and _aliases_output(rule.tensor, call, writes_input):
         # An index sharing memory with the output: PyTorch checks the overlap first, and
         # on the CPU its kernel checks the values, so PyTorch's own call is safe and exact.
-        refused, result = _outcome(original, call)
+        refused, result = _outcome(original, call, refusal)
     else:
         # PyTorch on the call with the bad entries replaced, which no kernel can trip on,
         # writing into copies: if it still refuses, that refusal (a shape, a dtype) is what
@@ -147,8 +151,11 @@ def _raise_with_note(error, check, call, rule):
     raise error
 
 
-def _outcome(original, call):
-    """(True, the exception) if PyTorch raises for the call, else (False, its result)."""
+def _outcome(original, call, refusal=None):
+    """(True, the exception) if PyTorch raises for the call, else (False, its result);
+    `refusal`: what PyTorch already raised for this very call (it is not run again)."""
+    if refusal is not None:
+        return True, refusal
     try:
         return False, original(*call.args, **call.kwargs)
     except Exception as error:  # noqa: BLE001 - any refusal of PyTorch's is the answer

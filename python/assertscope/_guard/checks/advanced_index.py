@@ -17,9 +17,8 @@ from ... import kb
 from ...errors import Finding
 from .._analysis import interval, looks_like_positions, plural, range_report
 from .._call import Call, Check
-from .._ledger import ledgers
-from .._runner import run, run_on_cpu
-from .._state import skip_call, state
+from .._runner import cpu_calls_left_to_pytorch, run, run_on_cpu
+from .._state import skip_call
 from .._rules import RangeRule
 from .._verified import ranges_of
 from ._common import is_index_tensor, within
@@ -194,7 +193,7 @@ class AdvancedIndexCheck(Check):
             def __getitem__(self, index):
                 if type(index) is not Tensor and not needs_check(index):
                     return original(self, index)
-                if self.is_cpu and not ledgers and state.mode == "auto":
+                if self.is_cpu and cpu_calls_left_to_pytorch():
                     return run_on_cpu(check, original, names, (self, index), _NO_KWARGS)
                 if skip_call():
                     return original(self, index)
@@ -205,7 +204,7 @@ class AdvancedIndexCheck(Check):
         def __setitem__(self, index, value):
             if type(index) is not Tensor and not needs_check(index):
                 return original(self, index, value)
-            if self.is_cpu and not ledgers and state.mode == "auto":
+            if self.is_cpu and cpu_calls_left_to_pytorch():
                 return run_on_cpu(check, original, names, (self, index, value), _NO_KWARGS, True)
             if skip_call():
                 return original(self, index, value)
