@@ -10,12 +10,11 @@
 
 pub mod checks;
 pub mod histogram;
-pub mod input;
-pub mod read;
 pub mod render;
 pub mod report;
 pub mod scan_facts;
-pub mod stats;
+
+pub use assertscope_labels::{input, read, stats};
 
 use anyhow::Context as _;
 use input::{Format, InputFile};

@@ -3,8 +3,8 @@
 //! file is one unit; positions are pixel rows (`y`) and columns (`x`).
 
 use super::{ColumnInfo, FilePlan, Layout, ReadCtx, Unit, UnitEnd};
-use crate::check::input::InputFile;
-use crate::check::stats::{Pos, Stats};
+use crate::input::InputFile;
+use crate::stats::{Pos, Stats};
 use png::{BitDepth, ColorType, Transformations};
 use std::path::PathBuf;
 

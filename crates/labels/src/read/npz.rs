@@ -3,8 +3,8 @@
 
 use super::array::{self, ArraySpec};
 use super::{npy, open, pick_name, FilePlan, ReadCtx, ReadOptions, Unit, UnitEnd};
-use crate::check::input::InputFile;
-use crate::check::stats::Stats;
+use crate::input::InputFile;
+use crate::stats::Stats;
 use std::path::PathBuf;
 
 pub fn plan(file: &InputFile, opts: &ReadOptions) -> anyhow::Result<FilePlan> {
@@ -77,7 +77,7 @@ struct StreamUnit {
 
 impl Unit for StreamUnit {
     fn read(&self, ctx: &ReadCtx, stats: &mut Stats) -> anyhow::Result<UnitEnd> {
-        let input = InputFile { path: self.path.clone(), format: crate::check::input::Format::Npz };
+        let input = InputFile { path: self.path.clone(), format: crate::input::Format::Npz };
         let mut zip = archive(&input)?;
         let name = format!("{}: member {}", self.path.display(), self.member);
         let mut entry = zip.by_name(&self.member).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;

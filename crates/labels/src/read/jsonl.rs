@@ -5,8 +5,8 @@ use super::lines::{first_line, for_each_line, naming_file, split};
 use super::{
     list_names, open, ColumnInfo, FilePlan, Layout, NeedsSequential, ReadCtx, ReadOptions, Unit, UnitEnd,
 };
-use crate::check::input::InputFile;
-use crate::check::stats::{Bounds, Pos, Stats};
+use crate::input::InputFile;
+use crate::stats::{Bounds, Pos, Stats};
 use anyhow::bail;
 use serde_json::Value;
 use std::path::PathBuf;

@@ -9,8 +9,8 @@
 
 use super::arrow::{resolve_column, type_name};
 use super::{open, FilePlan, ReadCtx, ReadOptions, Unit, UnitEnd};
-use crate::check::input::InputFile;
-use crate::check::stats::{AsF64, Bounds, Pos, Stats};
+use crate::input::InputFile;
+use crate::stats::{AsF64, Bounds, Pos, Stats};
 use arrow_schema::{DataType, Field, Fields, Schema, TimeUnit};
 use base64::Engine;
 use parquet::basic::{ConvertedType, LogicalType, Repetition, Type as Physical};

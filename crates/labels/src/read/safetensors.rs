@@ -3,7 +3,7 @@
 
 use super::array::{self, ArraySpec, DType, DTypeKind};
 use super::{open, pick_name, FilePlan, ReadOptions};
-use crate::check::input::InputFile;
+use crate::input::InputFile;
 use anyhow::bail;
 use serde::Deserialize;
 use std::collections::BTreeMap;

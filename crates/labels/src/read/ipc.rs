@@ -4,8 +4,8 @@
 
 use super::arrow::{push_batches, resolve_column};
 use super::{open, FilePlan, ReadCtx, ReadOptions, Unit, UnitEnd};
-use crate::check::input::InputFile;
-use crate::check::stats::Stats;
+use crate::input::InputFile;
+use crate::stats::Stats;
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, SchemaRef};
 use std::io::{BufReader, Read};
@@ -59,7 +59,7 @@ struct IpcUnit {
 
 impl Unit for IpcUnit {
     fn read(&self, ctx: &ReadCtx, stats: &mut Stats) -> anyhow::Result<UnitEnd> {
-        let input = InputFile { path: self.path.clone(), format: crate::check::input::Format::Arrow };
+        let input = InputFile { path: self.path.clone(), format: crate::input::Format::Arrow };
         let (_, batches) = batches(&input, Some(vec![self.root_index]))?;
         let shown = self.path.display();
         push_batches(stats, ctx.bounds, batches, &self.nested, &shown)

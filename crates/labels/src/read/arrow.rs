@@ -3,8 +3,8 @@
 //! struct fields named by a dotted path.
 
 use super::{pick_name, ColumnInfo, ReadOptions, UnitEnd};
-use crate::check::input::InputFile;
-use crate::check::stats::{Bounds, Pos, Stats};
+use crate::input::InputFile;
+use crate::stats::{Bounds, Pos, Stats};
 use anyhow::bail;
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
@@ -271,8 +271,8 @@ pub fn nested_type(field: &Field, nested: &[String]) -> DataType {
 }
 
 /// The layout of values of this type.
-pub fn layout(t: &DataType) -> crate::check::read::Layout {
-    use crate::check::read::Layout;
+pub fn layout(t: &DataType) -> crate::read::Layout {
+    use crate::read::Layout;
     match t {
         DataType::List(_) | DataType::LargeList(_) => Layout::Rows(None),
         DataType::FixedSizeList(_, n) => Layout::Rows(Some(*n as u64)),

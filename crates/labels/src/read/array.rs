@@ -3,7 +3,7 @@
 //! threads through bounded buffers, or streamed from a decompressor.
 
 use super::{ColumnInfo, Layout, ReadCtx, Unit, UnitEnd};
-use crate::check::stats::{AsF64, Bounds, IntValue, Pos, Stats};
+use crate::stats::{AsF64, Bounds, IntValue, Pos, Stats};
 use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;

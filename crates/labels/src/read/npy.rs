@@ -3,7 +3,7 @@
 
 use super::array::{self, ArraySpec, DType, DTypeKind};
 use super::{open, FilePlan, ReadOptions};
-use crate::check::input::InputFile;
+use crate::input::InputFile;
 use anyhow::bail;
 use std::io::Read;
 

@@ -5,8 +5,8 @@
 use super::lines::{first_line, for_each_line, naming_file, split};
 use super::{list_names, ColumnInfo};
 use super::{open, FilePlan, Header, Layout, NeedsSequential, ReadCtx, ReadOptions, Unit, UnitEnd};
-use crate::check::input::{Format, InputFile};
-use crate::check::stats::{Bounds, Pos, Stats};
+use crate::input::{Format, InputFile};
+use crate::stats::{Bounds, Pos, Stats};
 use anyhow::bail;
 use std::path::PathBuf;
 use std::sync::Arc;
