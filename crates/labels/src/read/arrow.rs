@@ -10,6 +10,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::RecordBatch;
 use arrow_array::{make_array, Array, ArrayAccessor, ArrayRef, Float32Array, OffsetSizeTrait, UInt8Array};
+use arrow_buffer::ArrowNativeType as _;
 use arrow_data::transform::MutableArrayData;
 use arrow_schema::ArrowError;
 use arrow_schema::{DataType, Field, Schema};
@@ -75,17 +76,20 @@ fn plain(array: &ArrayRef) -> ArrayRef {
     match array.data_type() {
         DataType::Dictionary(_, _) => {
             let dictionary = array.as_any_dictionary();
-            let (values, keys) = (dictionary.values(), dictionary.normalized_keys());
-            let values_data = values.to_data();
-            let mut gathered = MutableArrayData::new(vec![&values_data], true, keys.len());
-            for (i, &key) in keys.iter().enumerate() {
-                if array.is_null(i) || key >= values.len() {
-                    gathered.extend_nulls(1);
-                } else {
-                    gathered.extend(0, key, key + 1);
+            let values = dictionary.values();
+            let keys = dictionary_keys(array);
+            let decoded = decode_numbers_or_text(values, &keys).unwrap_or_else(|| {
+                let values_data = values.to_data();
+                let mut gathered = MutableArrayData::new(vec![&values_data], true, keys.len());
+                for key in &keys {
+                    match *key {
+                        Some(key) if key < values.len() => gathered.extend(0, key, key + 1),
+                        _ => gathered.extend_nulls(1),
+                    }
                 }
-            }
-            plain(&make_array(gathered.freeze()))
+                make_array(gathered.freeze())
+            });
+            plain(&decoded)
         }
         DataType::Float16 => Arc::new(
             array
@@ -95,6 +99,57 @@ fn plain(array: &ArrayRef) -> ArrayRef {
                 .collect::<Float32Array>(),
         ),
         _ => array.clone(),
+    }
+}
+
+/// Each row's index into the dictionary, `None` for a null row. Typed loops, compiled
+/// here: arrow-array's own (`normalized_keys`) run at the build's lower optimisation level.
+fn dictionary_keys(array: &ArrayRef) -> Vec<Option<usize>> {
+    macro_rules! keys_of {
+        ($($key:ty),*) => {$(
+            if let Some(d) = array.as_dictionary_opt::<$key>() {
+                return d.keys().iter().map(|k| k.map(|k| k.as_usize())).collect();
+            }
+        )*};
+    }
+    keys_of!(Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type);
+    unreachable!("a dictionary array with a key type Arrow does not allow: {}", array.data_type())
+}
+
+/// A dictionary of plain numbers or text, decoded row by row; `None` for any other
+/// value type, which the caller copies through arrow-data instead. A row whose key is
+/// past the dictionary's end reads as null, as a null key does.
+fn decode_numbers_or_text(values: &ArrayRef, keys: &[Option<usize>]) -> Option<ArrayRef> {
+    macro_rules! numbers {
+        ($($value:ty),*) => {$(
+            if values.data_type() == &<$value>::DATA_TYPE {
+                let v = values.as_primitive::<$value>();
+                let pick = |k: &Option<usize>| k.filter(|&k| k < v.len() && v.is_valid(k)).map(|k| v.value(k));
+                return Some(Arc::new(keys.iter().map(pick).collect::<arrow_array::PrimitiveArray<$value>>()));
+            }
+        )*};
+    }
+    numbers!(
+        Int8Type,
+        Int16Type,
+        Int32Type,
+        Int64Type,
+        UInt8Type,
+        UInt16Type,
+        UInt32Type,
+        UInt64Type,
+        Float16Type,
+        Float32Type,
+        Float64Type
+    );
+    fn text<O: OffsetSizeTrait>(v: &arrow_array::GenericStringArray<O>, keys: &[Option<usize>]) -> ArrayRef {
+        let pick = |k: &Option<usize>| k.filter(|&k| k < v.len() && v.is_valid(k)).map(|k| v.value(k));
+        Arc::new(keys.iter().map(pick).collect::<arrow_array::GenericStringArray<O>>())
+    }
+    match values.data_type() {
+        DataType::Utf8 => Some(text(values.as_string::<i32>(), keys)),
+        DataType::LargeUtf8 => Some(text(values.as_string::<i64>(), keys)),
+        _ => None,
     }
 }
 
