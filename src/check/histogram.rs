@@ -122,7 +122,7 @@ mod tests {
     fn flags_values_past_the_bound_and_the_ignore_index() {
         let b = Bounds { upper: Some(3), ignore: Some(255), max_positions: None, row_patterns: false };
         let mut s = Stats::new(&b, 0);
-        s.ints(&[0i64, 1, 1, 2, 3, 255, -1], &b, |i| Pos::row(i as u64));
+        s.ints(&[0i64, 1, 1, 2, 3, 255, -1], &b, &|i| Pos::row(i as u64));
         let bars = bars(&s, Some(3), Some(255));
         let got: Vec<(String, u64, Flag)> = bars.into_iter().map(|b| (b.label, b.count, b.flag)).collect();
         assert_eq!(
@@ -145,7 +145,7 @@ mod tests {
         let b = Bounds { upper: Some(1000), ignore: None, max_positions: None, row_patterns: false };
         let mut s = Stats::new(&b, 0);
         let vals: Vec<i64> = (0..1000).collect();
-        s.ints(&vals, &b, |i| Pos::row(i as u64));
+        s.ints(&vals, &b, &|i| Pos::row(i as u64));
         let bars = bars(&s, Some(1000), None);
         assert_eq!(bars.len(), 16);
         assert!(bars.iter().all(|b| b.count > 0));

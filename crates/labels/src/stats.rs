@@ -373,7 +373,7 @@ impl Stats {
     /// A run of integer values; `at(i)` gives the position of `vals[i]` and is only
     /// called for values off the hot path.
     #[inline]
-    pub fn ints<T: IntValue>(&mut self, vals: &[T], bounds: &Bounds, at: impl Fn(usize) -> Pos) {
+    pub fn ints<T: IntValue>(&mut self, vals: &[T], bounds: &Bounds, at: &dyn Fn(usize) -> Pos) {
         if self.hist.len() <= LANED_HIST && vals.len() >= 4 * LANED_HIST {
             return self.ints_laned(vals, bounds, at);
         }
@@ -391,7 +391,7 @@ impl Stats {
 
     /// [`Stats::ints`] for few classes: four interleaved histograms, so that runs of one
     /// class do not serialise on a single counter.
-    fn ints_laned<T: IntValue>(&mut self, vals: &[T], bounds: &Bounds, at: impl Fn(usize) -> Pos) {
+    fn ints_laned<T: IntValue>(&mut self, vals: &[T], bounds: &Bounds, at: &dyn Fn(usize) -> Pos) {
         let n = self.hist.len();
         let mut lanes = std::mem::take(&mut self.lanes);
         lanes.clear();
@@ -451,7 +451,7 @@ impl Stats {
     }
 
     #[inline]
-    pub fn floats<T: AsF64>(&mut self, vals: &[T], bounds: &Bounds, at: impl Fn(usize) -> Pos) {
+    pub fn floats<T: AsF64>(&mut self, vals: &[T], bounds: &Bounds, at: &dyn Fn(usize) -> Pos) {
         for (i, &v) in vals.iter().enumerate() {
             self.float(v.as_f64(), bounds, || at(i));
         }
@@ -631,13 +631,13 @@ mod tests {
     fn merge_shifts_rows_of_the_same_file_only() {
         let b = bounds(Some(10));
         let mut a = Stats::new(&b, 0);
-        a.ints(&[1i64, 2, 3], &b, |i| Pos { row: i as u64, line: Some(i as u64 + 2), pos: None });
+        a.ints(&[1i64, 2, 3], &b, &|i| Pos { row: i as u64, line: Some(i as u64 + 2), pos: None });
         a.finish_unit(3, 3);
         let mut c = Stats::new(&b, 0);
-        c.ints(&[12i64, -1, -100], &b, |i| Pos { row: i as u64, line: Some(i as u64 + 1), pos: None });
+        c.ints(&[12i64, -1, -100], &b, &|i| Pos { row: i as u64, line: Some(i as u64 + 1), pos: None });
         c.finish_unit(3, 3);
         let mut d = Stats::new(&b, 1);
-        d.ints(&[10i64], &b, |i| Pos::row(i as u64));
+        d.ints(&[10i64], &b, &|i| Pos::row(i as u64));
         d.finish_unit(1, 0);
         c.merge(d);
         a.merge(c);
@@ -659,7 +659,7 @@ mod tests {
         let b = bounds(Some(10));
         let vals: Vec<i64> = (0..10_003).map(|i| (i * 7919) % 13 - 1).collect();
         let mut laned = Stats::new(&b, 0);
-        laned.ints(&vals, &b, |i| Pos::row(i as u64));
+        laned.ints(&vals, &b, &|i| Pos::row(i as u64));
         let mut plain = Stats::new(&b, 0);
         for (i, &v) in vals.iter().enumerate() {
             plain.int(v, &b, || Pos::row(i as u64));
@@ -673,7 +673,7 @@ mod tests {
     fn floats_split_into_whole_non_integer_and_nan() {
         let b = bounds(None);
         let mut s = Stats::new(&b, 0);
-        s.floats(&[1.0f64, 2.5, f64::NAN, 3.0, f64::INFINITY], &b, |i| Pos::row(i as u64));
+        s.floats(&[1.0f64, 2.5, f64::NAN, 3.0, f64::INFINITY], &b, &|i| Pos::row(i as u64));
         assert_eq!(s.rare.whole_floats, 2);
         assert_eq!(s.rare.non_integer.count, 1);
         assert_eq!(s.rare.nan_inf.count, 2);

@@ -342,12 +342,12 @@ impl<'a> Feeder<'a> {
     }
 
     fn ints<T: IntValue + AsF64>(&self, stats: &mut Stats, bounds: &Bounds, vals: &[T], first: u64) {
-        stats.ints(vals, bounds, |i| self.position(first + i as u64));
+        stats.ints(vals, bounds, &|i| self.position(first + i as u64));
         self.rows(stats, bounds, vals, first);
     }
 
     fn floats<T: AsF64>(&self, stats: &mut Stats, bounds: &Bounds, vals: &[T], first: u64) {
-        stats.floats(vals, bounds, |i| self.position(first + i as u64));
+        stats.floats(vals, bounds, &|i| self.position(first + i as u64));
         self.rows(stats, bounds, vals, first);
     }
 

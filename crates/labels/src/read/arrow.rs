@@ -170,7 +170,7 @@ fn flat(
                         if nulls.is_null(i) {
                             stats.null(at(i));
                         } else {
-                            stats.$method(&[v], bounds, |_| at(i));
+                            stats.$method(&[v], bounds, &|_| at(i));
                         }
                     }
                 }
@@ -251,13 +251,13 @@ fn rows(
                 let slice = &raw[s..e];
                 stats.row_length(slice.len() as u64, bounds, Pos::row(row));
                 match child_nulls {
-                    None => stats.$method(slice, bounds, |i| Pos::at(row, i as u64)),
+                    None => stats.$method(slice, bounds, &|i| Pos::at(row, i as u64)),
                     Some(cn) => {
                         for (i, v) in slice.iter().enumerate() {
                             if cn.is_null(s + i) {
                                 stats.null(Pos::at(row, i as u64));
                             } else {
-                                stats.$method(std::slice::from_ref(v), bounds, |_| Pos::at(row, i as u64));
+                                stats.$method(std::slice::from_ref(v), bounds, &|_| Pos::at(row, i as u64));
                             }
                         }
                     }

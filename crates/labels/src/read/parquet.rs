@@ -466,13 +466,13 @@ impl Unit for RowGroups {
 
 /// Values as the stats take them: integers counted as ids, floats checked for whole numbers.
 trait Value: Copy + Default + AsF64 {
-    fn feed(stats: &mut Stats, values: &[Self], bounds: &Bounds, at: impl Fn(usize) -> Pos);
+    fn feed(stats: &mut Stats, values: &[Self], bounds: &Bounds, at: &dyn Fn(usize) -> Pos);
 }
 
 macro_rules! int_values {
     ($($t:ty),*) => {$(
         impl Value for $t {
-            fn feed(stats: &mut Stats, values: &[Self], bounds: &Bounds, at: impl Fn(usize) -> Pos) {
+            fn feed(stats: &mut Stats, values: &[Self], bounds: &Bounds, at: &dyn Fn(usize) -> Pos) {
                 stats.ints(values, bounds, at)
             }
         }
@@ -483,7 +483,7 @@ int_values!(i32, u32, i64, u64, bool);
 macro_rules! float_values {
     ($($t:ty),*) => {$(
         impl Value for $t {
-            fn feed(stats: &mut Stats, values: &[Self], bounds: &Bounds, at: impl Fn(usize) -> Pos) {
+            fn feed(stats: &mut Stats, values: &[Self], bounds: &Bounds, at: &dyn Fn(usize) -> Pos) {
                 stats.floats(values, bounds, at)
             }
         }
@@ -644,7 +644,7 @@ impl ColumnOut<'_> {
         let base = self.rows;
         let (stats, bounds, max_def) = (&mut *self.stats, self.bounds, self.leaf.max_def);
         if def.is_empty() || values.len() == read {
-            V::feed(stats, values, bounds, |i| Pos::row(base + i as u64));
+            V::feed(stats, values, bounds, &|i| Pos::row(base + i as u64));
             return;
         }
         let (mut i, mut v) = (0, 0);
@@ -659,7 +659,7 @@ impl ColumnOut<'_> {
                 i += 1;
             }
             let run = &values[v..v + (i - start)];
-            V::feed(stats, run, bounds, |k| Pos::row(base + (start + k) as u64));
+            V::feed(stats, run, bounds, &|k| Pos::row(base + (start + k) as u64));
             v += run.len();
         }
     }
@@ -711,11 +711,11 @@ impl ColumnOut<'_> {
                         if d < max_def {
                             stats.null(Pos::at(row, i as u64));
                         } else {
-                            V::feed(stats, &slice[i..i + 1], bounds, |_| Pos::at(row, i as u64));
+                            V::feed(stats, &slice[i..i + 1], bounds, &|_| Pos::at(row, i as u64));
                         }
                     }
                 } else {
-                    V::feed(stats, slice, bounds, |i| Pos::at(row, i as u64));
+                    V::feed(stats, slice, bounds, &|i| Pos::at(row, i as u64));
                 }
                 if bounds.row_patterns && elements > 1 {
                     stats.row_pattern(slice, at);

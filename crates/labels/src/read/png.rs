@@ -60,7 +60,7 @@ impl Unit for MaskUnit {
                     }));
                 }
             }
-            stats.ints(&row_values, bounds, |x| Pos::at(y as u64, x as u64));
+            stats.ints(&row_values, bounds, &|x| Pos::at(y as u64, x as u64));
         }
         Ok(UnitEnd { rows: 1, lines: 0 })
     }
