@@ -46,7 +46,20 @@ pub struct FeedReader {
     shared: Arc<Shared>,
     /// The start of a line whose end has not arrived yet.
     partial: Vec<u8>,
+    read_buf: ReadBuffer,
     open: bool,
+}
+
+/// Where each read lands before its bytes join the partial line: zeroed once, so that a
+/// read costs a copy of what arrived, not a fill of the whole [`READ_BYTES`] as growing the
+/// line buffer with `Vec::resize` did. (In release builds that fill could even run byte by
+/// byte: rustc may link a copy of `resize`'s generic code from an unoptimised dependency.)
+struct ReadBuffer(Box<[u8]>);
+
+impl ReadBuffer {
+    fn new() -> ReadBuffer {
+        ReadBuffer(vec![0u8; READ_BYTES].into_boxed_slice())
+    }
 }
 
 /// A pipe from a pump to the scanner.
@@ -66,7 +79,7 @@ pub fn feed() -> io::Result<(FeedWriter, FeedReader)> {
     let null = File::options().write(true).open("/dev/null")?;
     Ok((
         FeedWriter { write, shared: shared.clone(), null },
-        FeedReader { shared, partial: Vec::new(), open: true },
+        FeedReader { shared, partial: Vec::new(), read_buf: ReadBuffer::new(), open: true },
     ))
 }
 
@@ -149,8 +162,7 @@ impl FeedReader {
                     start = 0;
                 }
             }
-            self.partial.resize(start + READ_BYTES, 0);
-            (&self.shared.read).read(&mut self.partial[start..])
+            (&self.shared.read).read(&mut self.read_buf.0)
         };
         match read {
             Ok(0) => {
@@ -162,7 +174,7 @@ impl FeedReader {
                 }
                 return;
             }
-            Ok(n) => self.partial.truncate(start + n),
+            Ok(n) => self.partial.extend_from_slice(&self.read_buf.0[..n]),
             // Nothing there after all (the writer dropped it meanwhile), or an error
             // that the next poll reports again.
             Err(e) => {
@@ -205,6 +217,7 @@ pub struct FileFeed {
     file: File,
     offset: u64,
     partial: Vec<u8>,
+    read_buf: ReadBuffer,
     open: bool,
 }
 
@@ -217,7 +230,7 @@ pub const FINAL_SCAN_BYTES: u64 = 2 << 20;
 
 impl FileFeed {
     pub fn new(file: File, from: u64) -> FileFeed {
-        FileFeed { file, offset: from, partial: Vec::new(), open: true }
+        FileFeed { file, offset: from, partial: Vec::new(), read_buf: ReadBuffer::new(), open: true }
     }
 
     fn skip_to_the_final_part(&mut self, ready: &mut Vec<u8>) {
@@ -241,16 +254,15 @@ impl FileFeed {
             self.skip_to_the_final_part(ready);
         }
         let start = self.partial.len();
-        self.partial.resize(start + READ_BYTES, 0);
         let read = loop {
-            match self.file.read_at(&mut self.partial[start..], self.offset) {
+            match self.file.read_at(&mut self.read_buf.0, self.offset) {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 other => break other,
             }
         };
         match read {
             Ok(n) if n > 0 => {
-                self.partial.truncate(start + n);
+                self.partial.extend_from_slice(&self.read_buf.0[..n]);
                 self.offset += n as u64;
                 hand_over_lines(&mut self.partial, start, ready);
             }
