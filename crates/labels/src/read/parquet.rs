@@ -469,27 +469,18 @@ trait Value: Copy + Default + AsF64 {
     fn feed(stats: &mut Stats, values: &[Self], bounds: &Bounds, at: &dyn Fn(usize) -> Pos);
 }
 
-macro_rules! int_values {
-    ($($t:ty),*) => {$(
+/// `Value` for each type, fed to the stats method named first.
+macro_rules! fed_by {
+    ($method:ident: $($t:ty),*) => {$(
         impl Value for $t {
             fn feed(stats: &mut Stats, values: &[Self], bounds: &Bounds, at: &dyn Fn(usize) -> Pos) {
-                stats.ints(values, bounds, at)
+                stats.$method(values, bounds, at)
             }
         }
     )*};
 }
-int_values!(i32, u32, i64, u64, bool);
-
-macro_rules! float_values {
-    ($($t:ty),*) => {$(
-        impl Value for $t {
-            fn feed(stats: &mut Stats, values: &[Self], bounds: &Bounds, at: &dyn Fn(usize) -> Pos) {
-                stats.floats(values, bounds, at)
-            }
-        }
-    )*};
-}
-float_values!(f32, f64);
+fed_by!(ints: i32, u32, i64, u64, bool);
+fed_by!(floats: f32, f64);
 
 /// The values to feed, from the values as stored: the stored slice itself where they are
 /// the same type (no copy on the hot path), else converted into `scratch`.
