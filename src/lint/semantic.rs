@@ -5,62 +5,11 @@
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextSize};
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-
-/// The model's tables, keyed by names, scopes and offsets, with FxHash (rustc's hasher)
-/// in place of std's SipHash: lint looks names up for every expression, the keys come from
-/// the file being linted, and no key is secret. The hasher is also assertscope's own, so a
-/// release build compiles it here rather than linking std's SipHash from an unoptimised
-/// dependency (Cargo.toml says why that happens).
-pub type NameMap<K, V> = HashMap<K, V, BuildHasherDefault<NameHasher>>;
-
-/// FxHash: one rotate, xor and multiply per word.
-#[derive(Default, Clone, Copy)]
-pub struct NameHasher(u64);
-
-impl NameHasher {
-    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
-    }
-}
-
-impl std::hash::Hasher for NameHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut words = bytes.chunks_exact(8);
-        for word in words.by_ref() {
-            self.add(u64::from_le_bytes(word.try_into().expect("8 bytes")));
-        }
-        let rest = words.remainder();
-        if !rest.is_empty() {
-            let mut last = [0u8; 8];
-            last[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(last));
-        }
-    }
-
-    fn write_u8(&mut self, i: u8) {
-        self.add(i.into());
-    }
-
-    fn write_u32(&mut self, i: u32) {
-        self.add(i.into());
-    }
-
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+// The model's tables are keyed by names, scopes and offsets from the file being linted, and
+// every expression looks names up: FxHash (rustc's hasher, already built for ruff's parser)
+// rather than std's SipHash, which a release build may also link unoptimised from a
+// dependency (Cargo.toml says why).
+use rustc_hash::FxHashMap;
 
 pub type ScopeId = usize;
 pub type ClassId = usize;
@@ -83,7 +32,7 @@ pub enum ScopeKind<'a> {
 pub struct Scope<'a> {
     pub parent: Option<ScopeId>,
     pub kind: ScopeKind<'a>,
-    pub bindings: NameMap<&'a str, Vec<Binding<'a>>>,
+    pub bindings: FxHashMap<&'a str, Vec<Binding<'a>>>,
 }
 
 /// One assignment of a name: where it happened and what it holds.
@@ -112,9 +61,9 @@ pub enum Bound<'a> {
 pub struct ClassInfo<'a> {
     pub def: &'a ast::StmtClassDef,
     pub scope: ScopeId,
-    pub methods: NameMap<&'a str, ScopeId>,
+    pub methods: FxHashMap<&'a str, ScopeId>,
     /// `self.attr = value` in any method, with the method's scope.
-    pub attrs: NameMap<&'a str, Vec<(ScopeId, Binding<'a>)>>,
+    pub attrs: FxHashMap<&'a str, Vec<(ScopeId, Binding<'a>)>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -151,27 +100,27 @@ impl Import<'_> {
 pub struct Semantic<'a> {
     pub scopes: Vec<Scope<'a>>,
     pub classes: Vec<ClassInfo<'a>>,
-    pub class_by_name: NameMap<&'a str, ClassId>,
+    pub class_by_name: FxHashMap<&'a str, ClassId>,
     /// Functions and methods by name (several classes may define the same method).
-    pub functions: NameMap<&'a str, Vec<ScopeId>>,
+    pub functions: FxHashMap<&'a str, Vec<ScopeId>>,
     pub calls: Vec<CallSite<'a>>,
     /// Indices into `calls` by the callee's last name (`f(…)`, `obj.f(…)`): the call sites of
     /// a function are found without scanning every call, which kept the analysis linear.
-    pub calls_by_callee: NameMap<&'a str, Vec<usize>>,
+    pub calls_by_callee: FxHashMap<&'a str, Vec<usize>>,
     /// Functions by `(scope that defines them, name)`; the last definition wins.
-    pub function_in: NameMap<(ScopeId, &'a str), ScopeId>,
+    pub function_in: FxHashMap<(ScopeId, &'a str), ScopeId>,
     /// `name[…] = value` stores, by the scope and name of the container.
-    pub item_stores: NameMap<(ScopeId, &'a str), Vec<&'a Expr>>,
+    pub item_stores: FxHashMap<(ScopeId, &'a str), Vec<&'a Expr>>,
     /// `parser.add_argument("--name", default=…)`: the default by destination name (`None`
     /// when the argument has none).
-    pub cli_defaults: NameMap<String, Vec<Option<(&'a Expr, ScopeId)>>>,
+    pub cli_defaults: FxHashMap<String, Vec<Option<(&'a Expr, ScopeId)>>>,
     /// The name (or `self` attribute) a value was assigned to, by the value's start offset.
-    pub assigned_to: NameMap<TextSize, &'a str>,
+    pub assigned_to: FxHashMap<TextSize, &'a str>,
     /// The `return` values of each function scope.
-    pub returns: NameMap<ScopeId, Vec<&'a Expr>>,
-    pub imports: NameMap<&'a str, Import<'a>>,
+    pub returns: FxHashMap<ScopeId, Vec<&'a Expr>>,
+    pub imports: FxHashMap<&'a str, Import<'a>>,
     /// Every name read, with its scope: how rules tell whether a constant is used.
-    pub loads: NameMap<&'a str, Vec<(ScopeId, TextSize)>>,
+    pub loads: FxHashMap<&'a str, Vec<(ScopeId, TextSize)>>,
     /// Set when the module nests deeper than the analysis follows.
     pub truncated: bool,
 }
@@ -180,19 +129,19 @@ impl<'a> Semantic<'a> {
     pub fn build(suite: &'a [Stmt]) -> Semantic<'a> {
         let mut builder = Builder {
             sem: Semantic {
-                scopes: vec![Scope { parent: None, kind: ScopeKind::Module, bindings: NameMap::default() }],
+                scopes: vec![Scope { parent: None, kind: ScopeKind::Module, bindings: FxHashMap::default() }],
                 classes: Vec::new(),
-                class_by_name: NameMap::default(),
-                functions: NameMap::default(),
+                class_by_name: FxHashMap::default(),
+                functions: FxHashMap::default(),
                 calls: Vec::new(),
-                calls_by_callee: NameMap::default(),
-                function_in: NameMap::default(),
-                item_stores: NameMap::default(),
-                cli_defaults: NameMap::default(),
-                returns: NameMap::default(),
-                assigned_to: NameMap::default(),
-                imports: NameMap::default(),
-                loads: NameMap::default(),
+                calls_by_callee: FxHashMap::default(),
+                function_in: FxHashMap::default(),
+                item_stores: FxHashMap::default(),
+                cli_defaults: FxHashMap::default(),
+                returns: FxHashMap::default(),
+                assigned_to: FxHashMap::default(),
+                imports: FxHashMap::default(),
+                loads: FxHashMap::default(),
                 truncated: false,
             },
             scope: MODULE,
@@ -373,7 +322,7 @@ impl<'a> Builder<'a> {
     }
 
     fn push_scope(&mut self, kind: ScopeKind<'a>) -> ScopeId {
-        self.sem.scopes.push(Scope { parent: Some(self.scope), kind, bindings: NameMap::default() });
+        self.sem.scopes.push(Scope { parent: Some(self.scope), kind, bindings: FxHashMap::default() });
         self.sem.scopes.len() - 1
     }
 
@@ -426,8 +375,8 @@ impl<'a> Builder<'a> {
         self.sem.classes.push(ClassInfo {
             def,
             scope,
-            methods: NameMap::default(),
-            attrs: NameMap::default(),
+            methods: FxHashMap::default(),
+            attrs: FxHashMap::default(),
         });
         self.sem.class_by_name.insert(def.name.as_str(), id);
         let outer = std::mem::replace(&mut self.scope, scope);
