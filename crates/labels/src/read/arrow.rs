@@ -117,15 +117,13 @@ fn dictionary_keys(array: &ArrayRef) -> Vec<Option<usize>> {
 }
 
 /// A dictionary of plain numbers or text, decoded row by row; `None` for any other
-/// value type, which the caller copies through arrow-data instead. A row whose key is
-/// past the dictionary's end reads as null, as a null key does.
+/// value type, which the caller copies through arrow-data instead.
 fn decode_numbers_or_text(values: &ArrayRef, keys: &[Option<usize>]) -> Option<ArrayRef> {
     macro_rules! numbers {
         ($($value:ty),*) => {$(
             if values.data_type() == &<$value>::DATA_TYPE {
-                let v = values.as_primitive::<$value>();
-                let pick = |k: &Option<usize>| k.filter(|&k| k < v.len() && v.is_valid(k)).map(|k| v.value(k));
-                return Some(Arc::new(keys.iter().map(pick).collect::<arrow_array::PrimitiveArray<$value>>()));
+                let decoded: arrow_array::PrimitiveArray<$value> = gather(values.as_primitive::<$value>(), keys);
+                return Some(Arc::new(decoded));
             }
         )*};
     }
@@ -142,15 +140,23 @@ fn decode_numbers_or_text(values: &ArrayRef, keys: &[Option<usize>]) -> Option<A
         Float32Type,
         Float64Type
     );
-    fn text<O: OffsetSizeTrait>(v: &arrow_array::GenericStringArray<O>, keys: &[Option<usize>]) -> ArrayRef {
-        let pick = |k: &Option<usize>| k.filter(|&k| k < v.len() && v.is_valid(k)).map(|k| v.value(k));
-        Arc::new(keys.iter().map(pick).collect::<arrow_array::GenericStringArray<O>>())
-    }
     match values.data_type() {
-        DataType::Utf8 => Some(text(values.as_string::<i32>(), keys)),
-        DataType::LargeUtf8 => Some(text(values.as_string::<i64>(), keys)),
+        DataType::Utf8 => {
+            Some(Arc::new(gather::<_, arrow_array::StringArray>(values.as_string::<i32>(), keys)))
+        }
+        DataType::LargeUtf8 => {
+            Some(Arc::new(gather::<_, arrow_array::LargeStringArray>(values.as_string::<i64>(), keys)))
+        }
         _ => None,
     }
+}
+
+/// The dictionary's value for each key. A row whose key is past the dictionary's end reads
+/// as null, as a null key does.
+fn gather<A: ArrayAccessor, C: FromIterator<Option<A::Item>>>(values: A, keys: &[Option<usize>]) -> C {
+    keys.iter()
+        .map(|k| k.filter(|&k| k < values.len() && values.is_valid(k)).map(|k| values.value(k)))
+        .collect()
 }
 
 /// Values with one row each.
