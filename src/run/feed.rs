@@ -46,7 +46,7 @@ pub struct FeedReader {
     shared: Arc<Shared>,
     /// The start of a line whose end has not arrived yet.
     partial: Vec<u8>,
-    read_buf: ReadBuffer,
+    read_buf: Box<[u8]>,
     open: bool,
 }
 
@@ -54,12 +54,8 @@ pub struct FeedReader {
 /// read costs a copy of what arrived, not a fill of the whole [`READ_BYTES`] as growing the
 /// line buffer with `Vec::resize` did. (In release builds that fill could even run byte by
 /// byte: rustc may link a copy of `resize`'s generic code from an unoptimised dependency.)
-struct ReadBuffer(Box<[u8]>);
-
-impl ReadBuffer {
-    fn new() -> ReadBuffer {
-        ReadBuffer(vec![0u8; READ_BYTES].into_boxed_slice())
-    }
+fn read_buffer() -> Box<[u8]> {
+    vec![0u8; READ_BYTES].into_boxed_slice()
 }
 
 /// A pipe from a pump to the scanner.
@@ -79,7 +75,7 @@ pub fn feed() -> io::Result<(FeedWriter, FeedReader)> {
     let null = File::options().write(true).open("/dev/null")?;
     Ok((
         FeedWriter { write, shared: shared.clone(), null },
-        FeedReader { shared, partial: Vec::new(), read_buf: ReadBuffer::new(), open: true },
+        FeedReader { shared, partial: Vec::new(), read_buf: read_buffer(), open: true },
     ))
 }
 
@@ -162,11 +158,10 @@ impl FeedReader {
                     start = 0;
                 }
             }
-            (&self.shared.read).read(&mut self.read_buf.0)
+            (&self.shared.read).read(&mut self.read_buf)
         };
         match read {
             Ok(0) => {
-                self.partial.truncate(start);
                 self.open = false;
                 if !self.partial.is_empty() {
                     self.partial.push(b'\n');
@@ -174,11 +169,10 @@ impl FeedReader {
                 }
                 return;
             }
-            Ok(n) => self.partial.extend_from_slice(&self.read_buf.0[..n]),
+            Ok(n) => self.partial.extend_from_slice(&self.read_buf[..n]),
             // Nothing there after all (the writer dropped it meanwhile), or an error
             // that the next poll reports again.
             Err(e) => {
-                self.partial.truncate(start);
                 if !matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) {
                     self.open = false;
                 }
@@ -217,7 +211,7 @@ pub struct FileFeed {
     file: File,
     offset: u64,
     partial: Vec<u8>,
-    read_buf: ReadBuffer,
+    read_buf: Box<[u8]>,
     open: bool,
 }
 
@@ -230,7 +224,7 @@ pub const FINAL_SCAN_BYTES: u64 = 2 << 20;
 
 impl FileFeed {
     pub fn new(file: File, from: u64) -> FileFeed {
-        FileFeed { file, offset: from, partial: Vec::new(), read_buf: ReadBuffer::new(), open: true }
+        FileFeed { file, offset: from, partial: Vec::new(), read_buf: read_buffer(), open: true }
     }
 
     fn skip_to_the_final_part(&mut self, ready: &mut Vec<u8>) {
@@ -255,20 +249,19 @@ impl FileFeed {
         }
         let start = self.partial.len();
         let read = loop {
-            match self.file.read_at(&mut self.read_buf.0, self.offset) {
+            match self.file.read_at(&mut self.read_buf, self.offset) {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 other => break other,
             }
         };
         match read {
             Ok(n) if n > 0 => {
-                self.partial.extend_from_slice(&self.read_buf.0[..n]);
+                self.partial.extend_from_slice(&self.read_buf[..n]);
                 self.offset += n as u64;
                 hand_over_lines(&mut self.partial, start, ready);
             }
             // Nothing new (or the file cannot be read any more).
             _ => {
-                self.partial.truncate(start);
                 if child_had_ended || read.is_err() {
                     self.open = false;
                     if !self.partial.is_empty() {
