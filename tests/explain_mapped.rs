@@ -25,6 +25,11 @@ fn mapped(text: &[u8]) -> (tempfile::NamedTempFile, memmap2::Mmap) {
 /// and the defaults' shape.
 const CHUNKINGS: &[(usize, usize)] = &[(7, 23), (64, 256), (4096, 4096 * 16)];
 
+/// The directories of real logs: the development set, both sets from public threads, and the
+/// format samples.
+const REAL_LOGS: [&str; 4] =
+    ["tests/fixtures/devset", "tests/fixtures/public", "tests/fixtures/public2", "tests/fixtures/logs"];
+
 fn logs(dir: &str) -> Vec<(String, Vec<u8>)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
@@ -56,13 +61,13 @@ fn differences(name: &str, text: &[u8]) -> Vec<String> {
 fn mapped_and_streamed_scans_agree_on_every_real_log() {
     let mut failures = Vec::new();
     let mut n = 0;
-    for dir in ["tests/fixtures/devset", "tests/fixtures/public", "tests/fixtures/logs"] {
+    for dir in REAL_LOGS {
         for (name, text) in logs(dir) {
             failures.extend(differences(&name, &text));
             n += 1;
         }
     }
-    assert!(n >= 118, "only {n} logs");
+    assert!(n >= 200, "only {n} logs");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -155,7 +160,7 @@ fn windowed_differences(name: &str, text: &[u8]) -> Vec<String> {
 #[test]
 fn the_windowed_search_passes_the_lines_of_the_plain_definition() {
     let mut failures = Vec::new();
-    for dir in ["tests/fixtures/devset", "tests/fixtures/public", "tests/fixtures/logs"] {
+    for dir in REAL_LOGS {
         for (name, text) in logs(dir) {
             failures.extend(windowed_differences(&name, &text));
         }
