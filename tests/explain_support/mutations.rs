@@ -146,3 +146,193 @@ pub const MUTATIONS: &[(&str, Mutation)] = &[
     ("no Traceback header", drop_traceback_header),
     ("HTML-escaped", html_escape),
 ];
+
+/// What a person does to a log by hand: retypes it from a screenshot (case and spacing
+/// change), quotes it in a forum post (backticks, `>` prefixes, a sentence around it, a
+/// debugger session after it) or cuts it short before the message line. Each leaves the text
+/// unchanged where it does not apply (no message line to quote, no traceback to cut).
+pub const HAND_EDITS: &[(&str, Mutation)] = &[
+    ("messages in lower case", lower_case_messages),
+    ("messages in Title Case", title_case_messages),
+    ("runs of spaces collapsed", collapse_space_runs),
+    ("no spaces around operators", drop_spaces_around_operators),
+    ("spaces doubled", double_spaces),
+    ("no space after , and :", drop_spaces_after_punctuation),
+    ("line break inside message", break_message_line),
+    ("message in backticks", message_in_backticks),
+    ("backticks, then pdb", backticks_then_debugger),
+    ("'> ' quote prefixes", quote_prefixes),
+    ("message in a sentence", message_in_sentence),
+    ("cut before the message", cut_before_message),
+];
+
+/// A traceback's frame header (`File "…", line N`, IPython's `Cell In[…]` and
+/// `<ipython-input-…>`): kept as typed, since its path is case- and space-sensitive.
+fn is_frame_header(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with("File ")
+        || t.starts_with("Cell In[")
+        || t.contains("<ipython-input-")
+        || t.contains("\", line ")
+}
+
+/// Where an exception's message starts in `line`: the name ending in `Error` or `Exception`
+/// before its `:` (`RuntimeError: …`, `torch.cuda.OutOfMemoryError: …`, after a `[rank0]: `).
+fn message_start(line: &str) -> Option<usize> {
+    if is_frame_header(line) {
+        return None;
+    }
+    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
+    for suffix in ["Error:", "Exception:"] {
+        let mut from = 0;
+        while let Some(at) = line[from..].find(suffix).map(|i| i + from) {
+            let start = line[..at]
+                .char_indices()
+                .rev()
+                .find(|&(_, c)| !is_name(c))
+                .map_or(0, |(i, c)| i + c.len_utf8());
+            if start < at || at == 0 {
+                return Some(start);
+            }
+            from = at + suffix.len();
+        }
+    }
+    None
+}
+
+/// The line that holds the message a person would quote: the last exception line, else the
+/// first assertion line. Returns its index and where the message starts in it.
+fn message_line(lines: &[&str]) -> Option<(usize, usize)> {
+    let exception = lines.iter().enumerate().rev().find_map(|(i, l)| message_start(l).map(|s| (i, s)));
+    exception.or_else(|| {
+        let i = lines.iter().position(|l| l.contains("Assertion `") || l.contains("Assertion failed"))?;
+        Some((i, lines[i].len() - lines[i].trim_start().len()))
+    })
+}
+
+/// `text` with its message line replaced by what `edit` makes of (the text before the
+/// message, the message); unchanged when it has no message line.
+fn edit_message(text: &str, edit: impl Fn(&str, &str) -> String) -> String {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let Some((i, start)) = message_line(&lines) else { return text.to_string() };
+    let line = lines[i].trim_end_matches('\r');
+    let line_end = &lines[i][line.len()..];
+    let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    out[i] = format!("{}{line_end}", edit(&line[..start], &line[start..]));
+    out.join("\n")
+}
+
+fn map_unless_frame(text: &str, f: impl Fn(&str) -> String) -> String {
+    lines_map(text, |l| if is_frame_header(l) { l.to_string() } else { f(l) })
+}
+
+pub fn lower_case_messages(text: &str) -> String {
+    map_unless_frame(text, |l| l.to_lowercase())
+}
+
+/// Every word's first letter in upper case, as a screenshot retyped in a title.
+pub fn title_case_messages(text: &str) -> String {
+    map_unless_frame(text, |l| {
+        let mut after_space = true;
+        l.chars()
+            .map(|c| {
+                let out = if after_space { c.to_ascii_uppercase() } else { c };
+                after_space = c == ' ';
+                out
+            })
+            .collect()
+    })
+}
+
+/// Leading indentation kept, every other run of spaces one space: HTML's rendering.
+pub fn collapse_space_runs(text: &str) -> String {
+    lines_map(text, |l| {
+        let body = l.trim_start_matches(' ');
+        let mut out = l[..l.len() - body.len()].to_string();
+        let mut previous_space = false;
+        for c in body.chars() {
+            if !(c == ' ' && previous_space) {
+                out.push(c);
+            }
+            previous_space = c == ' ';
+        }
+        out
+    })
+}
+
+/// `t >= 0 && t < n_classes` typed as `t>=0&&t<n_classes`.
+pub fn drop_spaces_around_operators(text: &str) -> String {
+    let mut out = text.to_string();
+    for op in [">=", "<=", "==", "!=", "&&", "||", "<", ">"] {
+        out = out.replace(&format!(" {op} "), op);
+    }
+    out
+}
+
+/// Every space after the indentation doubled, frame headers aside.
+pub fn double_spaces(text: &str) -> String {
+    map_unless_frame(text, |l| {
+        let body = l.trim_start_matches(' ');
+        format!("{}{}", &l[..l.len() - body.len()], body.replace(' ', "  "))
+    })
+}
+
+/// `line 550, in __call__` typed as `line 550,in __call__`; `Error: x` as `Error:x`.
+pub fn drop_spaces_after_punctuation(text: &str) -> String {
+    map_unless_frame(text, |l| {
+        let body = l.trim_start_matches(' ');
+        format!("{}{}", &l[..l.len() - body.len()], body.replace(", ", ",").replace(": ", ":"))
+    })
+}
+
+/// The message broken in two at its middle space, as a narrow window wraps it.
+pub fn break_message_line(text: &str) -> String {
+    edit_message(text, |before, message| {
+        let mut middle = message.len() / 2;
+        while !message.is_char_boundary(middle) {
+            middle -= 1;
+        }
+        let split = message[..middle].rfind(' ').or_else(|| message[middle..].find(' ').map(|i| i + middle));
+        match split {
+            Some(at) => format!("{before}{} \n{}", &message[..at], &message[at + 1..]),
+            None => format!("{before}{message}"),
+        }
+    })
+}
+
+pub fn message_in_backticks(text: &str) -> String {
+    edit_message(text, |before, message| format!("{before}`{message}`"))
+}
+
+/// The message glued into backticks, then the post-mortem session the user ran after it.
+pub fn backticks_then_debugger(text: &str) -> String {
+    edit_message(text, |before, message| {
+        format!(
+            "{before}`{message}`\n(Pdb) p target.min(), target.max()\n(tensor(0, device='cuda:0'), tensor(10, device='cuda:0'))\n(Pdb) p logits.shape\ntorch.Size([32, 10])\n(Pdb) q"
+        )
+    })
+}
+
+/// Every line quoted with markdown's `> `.
+pub fn quote_prefixes(text: &str) -> String {
+    lines_map(text, |l| format!("> {l}"))
+}
+
+pub fn message_in_sentence(text: &str) -> String {
+    edit_message(text, |before, message| {
+        format!("{before}When I train I get \"{message}\" after a few batches, any idea why?")
+    })
+}
+
+/// The traceback cut just before its message line: the frames, innermost last, remain.
+/// Unchanged when no message line follows a frame.
+pub fn cut_before_message(text: &str) -> String {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let Some(last_frame) = lines.iter().rposition(|l| is_frame_header(l)) else { return text.to_string() };
+    let Some(offset) = lines[last_frame..].iter().position(|l| message_start(l).is_some()) else {
+        return text.to_string();
+    };
+    let mut out = lines[..last_frame + offset].join("\n");
+    out.push('\n');
+    out
+}
