@@ -115,9 +115,10 @@ def _raised(what, error):
     return f"{what} raised {type(error).__name__}: {message}"
 
 
-def read(dataset, index, holds, chain_objects=(), seconds=READ_SECONDS):
+def read(dataset, index, holds, chain_objects=(), seconds=None):
     """One watched `dataset[index]`. `holds(value)` gives the bad value a value holds, or
     None."""
+    seconds = READ_SECONDS if seconds is None else seconds
     sample, observed, abandoned, error = _watch(lambda: dataset[index], holds, [dataset, *chain_objects], seconds)
     if error is not None:
         return Reread(note=f"{_raised(f'reading dataset[{index}] again', error)}; not re-read")
@@ -126,9 +127,10 @@ def read(dataset, index, holds, chain_objects=(), seconds=READ_SECONDS):
     return Reread(sample, observed, read=True)
 
 
-def collate(collate_fn, sample, holds, seconds=READ_SECONDS):
+def collate(collate_fn, sample, holds, seconds=None):
     """(batch, observed, note) of the user's collate_fn run on the re-read sample alone:
     where a value the sample does not hold was made by the collate_fn."""
+    seconds = READ_SECONDS if seconds is None else seconds
     batch, observed, abandoned, error = _watch(lambda: collate_fn([sample]), holds, (), seconds)
     if error is not None:
         return None, [], f"{_raised('the collate_fn, run on the re-read sample,', error)}"
