@@ -40,8 +40,9 @@ def binary():
     return None
 
 
-def trace(report, timeout=TIMEOUT_SECONDS):
+def trace(report, timeout=None):
     """(diagnosis, note): the engine's diagnosis for a guard report, or None and a note."""
+    timeout = TIMEOUT_SECONDS if timeout is None else timeout
     path = binary()
     if path is None:
         return None, (
