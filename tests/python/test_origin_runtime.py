@@ -357,9 +357,13 @@ def read(i):
     doubled = [value, value]
     return doubled
 
+def lookup(i):
+    return {"id": i, "label": TABLE[i] * 1}
+
 holds = lambda v: 7 if (v == 7 if isinstance(v, int) else isinstance(v, list) and 7 in v) else None
 wanted = lambda code: code.co_filename == __file__
 result, seen, abandoned = lines.watch(lambda: read(2), wanted, holds, 5.0)
+_, returned, _ = lines.watch(lambda: lookup(2), wanted, holds, 5.0)
 
 def spin():
     n = 0
@@ -372,7 +376,7 @@ try:
 except ZeroDivisionError:
     raised = True
 free = [sys.monitoring.get_tool(t) for t in range(6)] if hasattr(sys, "monitoring") else None
-print(json.dumps({"result": result, "seen": [s[1:] for s in seen], "abandoned": abandoned, "stopped": stopped,
+print(json.dumps({"result": result, "seen": [s[1:] for s in seen], "returned": [s[1:] for s in returned], "abandoned": abandoned, "stopped": stopped,
                   "raised": raised, "trace": sys.gettrace() is None, "free": free, "monitoring": hasattr(sys, "monitoring")}))
 """
 
@@ -394,7 +398,13 @@ def test_lines_are_watched_with_monitoring_or_settrace_and_the_watch_always_ends
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["result"] == [7, 7]
-    assert out["seen"] == [[10, "helper", "shifted", 7], [15, "read", "value", 7], [16, "read", "doubled", 7]]
+    # In order: the local that first held 7 in each frame; the lambda that passes the value
+    # on holds it in no local, so its return line is recorded.
+    assert out["seen"] == [
+        [10, "helper", "shifted", 7], [15, "read", "value", 7], [16, "read", "doubled", 7], [24, "<lambda>", "<return>", 7]
+    ]
+    # A value made in a return expression: the return line, in the frame that made it.
+    assert out["returned"] == [[20, "lookup", "<return>", 7], [25, "<lambda>", "<return>", 7]]
     assert out["stopped"] is True and out["abandoned"] is False and out["raised"] is True
     assert out["trace"] is True
     if out["monitoring"]:

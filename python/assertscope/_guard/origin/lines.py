@@ -2,7 +2,8 @@
 
 What: `watch(function, wanted, holds, seconds)` runs `function()` once with line events on
 the code objects `wanted` accepts (the user's), and records, in execution order, each line
-after which a local of that frame first satisfies `holds`. On Python 3.12+ the events come
+after which a local of that frame first satisfies `holds`, and the return line of a frame
+that returns a bad value no local of it held (name RETURNED). On Python 3.12+ the events come
 from `sys.monitoring` (LINE and PY_RETURN enabled per code object, so library code runs
 without a callback per line); before, from `sys.settrace`.
 Why: re-reading a bad sample this way names the line of `__getitem__` (or of a helper it
@@ -19,9 +20,10 @@ the package supports, with or without torch.
 import sys
 import time
 
-__all__ = ["watch", "Abandoned", "MAX_SEEN"]
+__all__ = ["watch", "Abandoned", "MAX_SEEN", "RETURNED"]
 
 MAX_SEEN = 16  # lines recorded per watch
+RETURNED = "<return>"  # the name recorded for a bad value made in a return expression
 
 
 class Abandoned(BaseException):
@@ -69,10 +71,37 @@ class _Recorder:
                 code = frame.f_code
                 self.seen.append((code.co_filename, previous, code.co_name, name, matched))
 
-    def returned(self, frame):
+    def returned(self, frame, value):
+        """The frame returns `value`: a bad value made in the return expression itself
+        (`return x, self.ids[name]`) is recorded under RETURNED, unless a local of the frame
+        already held it."""
         self.settle(frame)
+        line = self.last.get(frame)
+        if not self.done.get(frame) and line is not None and len(self.seen) < MAX_SEEN:
+            matched = _holding(value, self.holds, 2)
+            if matched is not None:
+                code = frame.f_code
+                self.seen.append((code.co_filename, line, code.co_name, RETURNED, matched))
         for table in (self.known, self.done, self.last):
             table.pop(frame, None)
+
+
+def _holding(value, holds, depth):
+    """What `holds` finds in `value` or in its items (tuples, lists, dicts, `depth` levels)."""
+    matched = holds(value)
+    if matched is not None or not depth:
+        return matched
+    if isinstance(value, dict):
+        items = list(value.values())[:64]
+    elif isinstance(value, (list, tuple)):
+        items = list(value)[:64]
+    else:
+        return None
+    for item in items:
+        matched = _holding(item, holds, depth - 1)
+        if matched is not None:
+            return matched
+    return None
 
 
 def watch(function, wanted, holds, seconds):
@@ -98,7 +127,7 @@ def _with_settrace(function, wanted, recorder):
         if event == "line":
             recorder.line(frame, frame.f_lineno)
         elif event == "return":
-            recorder.returned(frame)
+            recorder.returned(frame, arg)
         return local
 
     def start(frame, event, arg):
@@ -143,7 +172,7 @@ def _with_monitoring(function, wanted, recorder):
         recorder.line(sys._getframe(1), line)
 
     def on_return(code, offset, value):
-        recorder.returned(sys._getframe(1))
+        recorder.returned(sys._getframe(1), value)
 
     monitoring.use_tool_id(tool, "assertscope")
     try:
