@@ -47,7 +47,12 @@ def _predicate(finding, subject):
     cause = finding.cause
     per_sample = tuple(subject.shape[1:])
     if cause == "target-shape" and subject.dim() >= 2:
-        return lambda value: "shape" if hasattr(value, "dtype") and tuple(getattr(value, "shape", ()) or ()) == per_sample else None
+
+        def shaped(value):
+            shape = tuple(getattr(value, "shape", ()) or ())
+            return list(shape) if hasattr(value, "dtype") and shape == per_sample else None
+
+        return shaped
     if cause == "target-dtype":
 
         def floating(value):
