@@ -19,6 +19,9 @@ pub mod env {
     /// The run a guard report belongs to: `run` ignores reports of other runs in a reused
     /// report directory.
     pub const RUN_ID: &str = "ASSERTSCOPE_RUN_ID";
+    /// The assertscope binary itself: a guard that writes no report for `run` calls its
+    /// `origin` command on the error path, and finds it here first.
+    pub const BIN: &str = "ASSERTSCOPE_BIN";
 }
 
 /// The guard's modes; the first is the default.

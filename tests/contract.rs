@@ -28,7 +28,7 @@ fn python_json(code: &str, envs: &[(&str, &str)]) -> Value {
 #[test]
 fn names_and_values_are_the_same() {
     let python = python_json(
-        "print(json.dumps([c.REPORT_DIR_ENV, c.GUARD_ENV, c.GUARD_MODE_ENV, c.CPU_ENV, c.TMPDIR_ENV, c.RUN_ID_ENV, \
+        "print(json.dumps([c.REPORT_DIR_ENV, c.GUARD_ENV, c.GUARD_MODE_ENV, c.CPU_ENV, c.TMPDIR_ENV, c.RUN_ID_ENV, c.BIN_ENV, \
          c.GUARD_MODES, c.RANK_VARIABLES, c.LOCAL_RANK_VARIABLES, c.WORLD_SIZE_VARIABLES, c.SCAN_RESULT_VERSION]))",
         &[],
     );
@@ -39,6 +39,7 @@ fn names_and_values_are_the_same() {
         env::CPU,
         env::TMPDIR,
         env::RUN_ID,
+        env::BIN,
         contract::GUARD_MODES,
         contract::RANK_VARIABLES,
         contract::LOCAL_RANK_VARIABLES,

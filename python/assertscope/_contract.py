@@ -10,6 +10,8 @@ GUARD_MODE_ENV = "ASSERTSCOPE_GUARD_MODE"
 CPU_ENV = "ASSERTSCOPE_CPU"
 TMPDIR_ENV = "ASSERTSCOPE_TMPDIR"
 RUN_ID_ENV = "ASSERTSCOPE_RUN_ID"
+# The assertscope binary itself: the guard calls its `origin` command on the error path.
+BIN_ENV = "ASSERTSCOPE_BIN"
 
 # The guard's modes; the first is the default.
 GUARD_MODES = ("auto", "sync", "async")

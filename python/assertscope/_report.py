@@ -25,9 +25,10 @@ _counter = itertools.count(1)
 
 
 
-def report(diagnosis):
-    """The guard-report object for a diagnosis, with this process's identity."""
-    return {
+def report(diagnosis, runtime=None):
+    """The guard-report object for a diagnosis, with this process's identity, and the
+    runtime facts the origin engine reads (`runtime`, see the origin protocol) when given."""
+    document = {
         "schema": SCHEMA,
         "time": time.time(),
         "host": socket.gethostname(),
@@ -39,6 +40,9 @@ def report(diagnosis):
         "run": _run_id(),
         "diagnosis": diagnosis,
     }
+    if runtime is not None:
+        document["runtime"] = runtime
+    return document
 
 
 def _run_id():
@@ -47,7 +51,7 @@ def _run_id():
     return run if ok else None
 
 
-def write(diagnosis, directory=None):
+def write(diagnosis, directory=None, runtime=None):
     """Writes a report when a report directory is set; returns its path or None. Never raises."""
     directory = directory or os.environ.get(REPORT_DIR_ENV)
     if not directory or diagnosis is None:
@@ -60,7 +64,7 @@ def write(diagnosis, directory=None):
         fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(report(diagnosis), f, indent=2, allow_nan=False)
+                json.dump(report(diagnosis, runtime), f, indent=2, allow_nan=False)
                 f.write("\n")
             os.replace(temp, path)
         except BaseException:

@@ -33,7 +33,10 @@ class GuardError(RuntimeError):
     Attributes: cause (taxonomy id), op, location (dict with file, line, function, code, or
     None), values (dict of numbers) and diagnosis (an `assertscope.diagnosis/1` Diagnosis).
     A GuardError re-raised from a DataLoader worker keeps its message but not these.
+    `runtime` holds the facts the origin engine reads (the guard report's `runtime` block).
     """
+
+    runtime = None
 
     def __init__(self, message="", cause=None, op=None, location=None, values=None, diagnosis=None):
         super().__init__(message)

@@ -58,7 +58,8 @@ BAD_DATA = [
 @pytest.mark.parametrize("script,mode,cause,op,line_text,value", BAD_DATA, ids=[f"{s[:-3]}-{m}" for s, m, *_ in BAD_DATA])
 def test_bad_data_in_the_dataset_is_caught_at_the_op_with_the_users_line_and_dataset_index(tmp_path, script, mode, cause, op, line_text, value):
     # A generous --grace: the failing process itself may take seconds to unwind on a loaded machine.
-    proc = run(["--json", "--grace", "60", "--", sys.executable, str(SCRIPTS / script), str(tmp_path / "out"), mode], tmp_path)
+    proc = run(["--json", "--grace", "60", "--report-dir", str(tmp_path / "reports"), "--",
+                sys.executable, str(SCRIPTS / script), str(tmp_path / "out"), mode], tmp_path)
     assert proc.returncode == 1, proc.stderr[-3000:]
     root = json.loads(proc.stdout)["diagnoses"][0]
     assert (root["cause"], root["op"]) == (cause, op), root
@@ -68,13 +69,17 @@ def test_bad_data_in_the_dataset_is_caught_at_the_op_with_the_users_line_and_dat
     assert value in found, found
     assert "GuardError" in proc.stderr
     # The sample, not only the batch: its dataset index (the Trainer shuffles, and its loader
-    # prefetches the next batch) and the line of the user's dataset that handed the value out.
+    # prefetches the next batch) and the line of the user's dataset where the bad value
+    # first appeared when that sample was read again, from the guard report's runtime facts.
     index = planted()[mode]
     assert root["values"]["dataset_indices"] == [index], root["values"]
-    made = [o for o in root["origin"] if o["role"] == "data" and os.path.samefile(o["file"], DATASET)]
-    assert made, root["origin"]
-    assert made[0]["line"] == line_of(DATASET, DATASET_LINE[mode]) and made[0]["function"] == "__getitem__", made[0]
-    assert f"dataset index {index}" in made[0]["note"], made[0]
+    (report,) = (tmp_path / "reports").glob("guard-*.json")
+    runtime = json.loads(report.read_text())["runtime"]
+    assert runtime["dataset"]["indices"] == [index]
+    assert [(level["class"], level["index"]) for level in runtime["dataset"]["chain"]] == [("Reviews", index)]
+    seen = runtime["observed"][0]
+    assert os.path.samefile(seen["file"], DATASET), seen
+    assert (seen["line"], seen["function"]) == (line_of(DATASET, DATASET_LINE[mode]), "__getitem__"), seen
 
 
 @pytest.mark.parametrize("script", ["hf_trainer.py", "lightning_fit.py"])

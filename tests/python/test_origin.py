@@ -1,9 +1,10 @@
-"""Origins: on a guard failure, the lines that made the bad value (a dataset's __getitem__,
-a collate_fn, an assignment) or set the size it broke (a module's constructor), with the
-dataset indices of the offending samples. Each test runs a real script file under the guard
-and reads the GuardError it raised."""
+"""The origin facts of a guard failure, as the failing process records them for the origin
+engine: the module whose size the data broke with its construction stack, the dataset
+indices of the offending samples and the user's line where a re-read sample first held the
+bad value, the locals holding the failing tensor. Each test runs a real script file under
+the guard and reads the GuardError it raised (its `runtime` block is what the guard report
+carries). The path drawn from these facts is the engine's (test_origin_engine_call.py)."""
 
-import re
 import runpy
 import sys
 import textwrap
@@ -31,8 +32,11 @@ def line_of(lines, text):
     return matches[0]
 
 
-def origins(error, role=None):
-    return [o for o in error.diagnosis["origin"] if role is None or o["role"] == role]
+def module_sites(error, k=0):
+    """(lines in the script, the module's description) of the k-th module the facts name
+    (the stack goes on into this test file, which ran the script)."""
+    module = error.runtime["modules"][k]
+    return [site["line"] for site in module["sites"] if site["file"].endswith("/train.py")], module["description"]
 
 
 def test_a_head_sized_too_small_is_named_where_it_was_built_and_where_its_size_was_set(tmp_path):
@@ -50,12 +54,12 @@ def test_a_head_sized_too_small_is_named_where_it_was_built_and_where_its_size_w
     )
     assert error.cause == "target-out-of-range"
     assert error.location["line"] == line_of(lines, "loss = ")
-    modules = origins(error, "module")
-    assert [o["line"] for o in modules] == [line_of(lines, "head = nn.Linear"), line_of(lines, "num_classes = int")]
-    assert "nn.Linear(in_features=8, out_features=4)" in modules[0]["note"]
-    assert "the labels need 5" in modules[0]["note"]
-    # Shown as a secondary span of the message, labelled with what was made there.
-    assert re.search(r"\| *-+ nn\.Linear\(in_features=8, out_features=4\) created here", str(error))
+    sites, description = module_sites(error)
+    assert sites == [line_of(lines, "head = nn.Linear")]
+    assert description == "nn.Linear(in_features=8, out_features=4)"
+    head = error.runtime["modules"][0]
+    assert (head["size_argument"], head["size"], head["need"]) == ("out_features", 4, 5)
+    assert error.runtime["frames"][0]["holders"] == ["labels"]
 
 
 def test_a_model_moved_to_a_device_is_sized_by_its_constructor_not_the_device(tmp_path):
@@ -83,9 +87,12 @@ def test_a_model_moved_to_a_device_is_sized_by_its_constructor_not_the_device(tm
         """,
     )
     assert error.cause == "embedding-index-out-of-range"
-    named = [o["line"] for o in origins(error, "module")]
-    assert line_of(lines, "VOCAB = 10") in named
-    assert line_of(lines, 'device = "cpu"') not in named
+    # The table's construction stack: its line in __init__, then where the model was built
+    # (the engine follows VOCAB from there); the device's line is no part of it.
+    sites, description = module_sites(error)
+    assert sites == [line_of(lines, "self.embed = nn.Embedding"), line_of(lines, "model = Tagger().to(device)")]
+    assert description == "nn.Embedding(num_embeddings=10, embedding_dim=4)"
+    assert error.runtime["modules"][0]["need"] == 13
 
 
 def test_dataloader_samples_are_named_by_dataset_index_through_shuffling_and_workers(tmp_path):
@@ -113,10 +120,11 @@ def test_dataloader_samples_are_named_by_dataset_index_through_shuffling_and_wor
     )
     indices = error.values["dataset_indices"]
     assert indices and set(indices) <= {117, 245}
-    data = origins(error, "data")
-    assert data[0]["line"] == line_of(lines, "label = 9 if")
-    assert data[0]["function"] == "__getitem__"
-    assert f"dataset index {indices[0]}" in data[0]["note"]
+    assert error.runtime["dataset"]["indices"] == indices
+    observed = error.runtime["observed"][0]
+    assert (observed["line"], observed["function"], observed["name"], observed["value"]) == (
+        line_of(lines, "label = 9 if"), "__getitem__", "label", 9,
+    )
 
 
 def test_a_value_made_by_a_custom_collate_fn_is_traced_into_the_collate_fn(tmp_path):
@@ -138,10 +146,11 @@ def test_a_value_made_by_a_custom_collate_fn_is_traced_into_the_collate_fn(tmp_p
         """,
     )
     assert set(error.values["dataset_indices"]) <= {i for i in range(40) if i % 5 == 4}
-    assert origins(error, "data")[0]["line"] == line_of(lines, "ys = torch.tensor")
+    assert error.runtime["observed"][0]["line"] == line_of(lines, "ys = torch.tensor")
+    assert error.runtime["dataset"]["collate"]["line"] == line_of(lines, "def collate")
 
 
-def test_a_label_read_from_a_table_built_in_init_names_the_table(tmp_path):
+def test_a_label_made_in_a_return_expression_is_observed_on_the_return_line(tmp_path):
     error, lines = run_script(
         tmp_path,
         """
@@ -165,9 +174,11 @@ def test_a_label_read_from_a_table_built_in_init_names_the_table(tmp_path):
             torch.nn.functional.cross_entropy(head(x), y)
         """,
     )
-    lines_named = [o["line"] for o in origins(error, "data")]
-    assert line_of(lines, "return torch.randn(2), self.ids") in lines_named
-    assert line_of(lines, "self.ids = {") in lines_named
+    observed = error.runtime["observed"]
+    assert [(o["line"], o["name"], o["value"]) for o in observed] == [
+        (line_of(lines, "return torch.randn(2), self.ids"), "<return>", 3)
+    ]
+    assert error.runtime["dataset"]["chain"][0]["init_line"] == line_of(lines, "def __init__")
     assert "1-based" in str(error)
 
 
@@ -190,7 +201,7 @@ def test_late_bad_values_give_the_first_failing_step_and_index(tmp_path):
     assert "step 10 of 10 (dataset index 913) after 9 clean batches" in error.diagnosis["fix"]
 
 
-def test_an_assignment_in_the_users_code_is_the_origin_of_a_computed_index(tmp_path):
+def test_the_local_holding_a_computed_index_is_named(tmp_path):
     error, lines = run_script(
         tmp_path,
         """
@@ -204,7 +215,8 @@ def test_an_assignment_in_the_users_code_is_the_origin_of_a_computed_index(tmp_p
         """,
     )
     assert error.location["line"] == line_of(lines, "picked =")
-    assert origins(error, "data")[0]["line"] == line_of(lines, "best = scores.topk")
+    assert error.runtime["frames"][0]["holders"] == ["best"]
+    assert error.runtime["operand"]["parameter"] == "index"
 
 
 def test_an_embedding_table_is_named_where_it_was_built(tmp_path):
@@ -229,10 +241,9 @@ def test_an_embedding_table_is_named_where_it_was_built(tmp_path):
         """,
     )
     assert error.cause == "embedding-index-out-of-range"
-    modules = origins(error, "module")
-    assert modules[0]["line"] == line_of(lines, "self.tokens = nn.Embedding")
-    assert "nn.Embedding(num_embeddings=2, embedding_dim=8)" in modules[0]["note"]
-    assert line_of(lines, "model = Model(len(vocab))") in [o["line"] for o in modules]
+    sites, description = module_sites(error)
+    assert sites == [line_of(lines, "self.tokens = nn.Embedding"), line_of(lines, "model = Model(len(vocab))")]
+    assert description == "nn.Embedding(num_embeddings=2, embedding_dim=8)"
 
 
 def test_positions_counted_from_one_are_named_as_such(tmp_path):
@@ -251,7 +262,7 @@ def test_positions_counted_from_one_are_named_as_such(tmp_path):
     assert "position ids that start at 1 (1 to 16)" in text
     assert "16 long but the table has 16" not in text
     assert "token id" not in text.lower()
-    assert origins(error, "data")[0]["line"] == line_of(lines, "positions = torch.arange(1, 17)")
+    assert error.runtime["frames"][0]["holders"] == ["positions"]
 
 
 @pytest.mark.parametrize("batch_first", [True, False])
@@ -273,8 +284,9 @@ def test_a_recurrent_state_built_for_another_batch_size_is_guarded(tmp_path, kin
     assert error.cause == "batch-size-mismatch"
     assert error.values["hidden_batch"] == 8 and error.values["input_batch"] == 3
     assert error.location["line"] == line_of(lines, "out = rnn(")
-    assert origins(error, "data")[0]["line"] == line_of(lines, "h0 = torch.zeros")
-    assert origins(error, "module")[0]["line"] == line_of(lines, f"rnn = nn.{kind}")
+    assert error.runtime["frames"][0]["holders"] == ["h0"]
+    assert error.runtime["modules"][0]["role"] == "rnn"
+    assert module_sites(error)[0] == [line_of(lines, f"rnn = nn.{kind}")]
 
 
 def test_a_matching_recurrent_state_and_other_rnn_errors_are_left_to_pytorch():
@@ -300,7 +312,8 @@ def test_float_class_targets_holding_integers_are_named_with_the_line_that_made_
     )
     assert error.cause == "target-dtype"
     assert "float32 holding whole numbers (0 to 2)" in str(error)
-    assert origins(error, "data")[0]["line"] == line_of(lines, "labels = torch.tensor")
+    assert error.runtime["frames"][0]["holders"] == ["labels"]
+    assert error.runtime["operand"] == {"parameter": "target", "index": 1}
 
 
 def test_probability_targets_of_the_logits_shape_are_still_accepted():
@@ -389,11 +402,12 @@ def test_a_last_batch_of_one_through_batchnorm_names_the_dataloader_and_the_laye
     )
     assert error.cause == "batchnorm-single-sample"
     assert error.location["line"] == line_of(lines, "net(x)")
-    data, module = origins(error, "data")[0], origins(error, "module")[0]
-    assert data["line"] == line_of(lines, "loader = DataLoader")
-    assert "9 samples leave a last batch of 1" in data["note"]
-    assert module["line"] == line_of(lines, "net = nn.Sequential")
-    assert "nn.BatchNorm1d(num_features=4)" in module["note"]
+    dataset = error.runtime["dataset"]
+    assert dataset["loader"]["line"] == line_of(lines, "loader = DataLoader")
+    assert (dataset["indices"], dataset["batch_step"], dataset["batches_in_epoch"]) == ([8], 3, 3)
+    assert f"train.py:{line_of(lines, 'loader = DataLoader')} (batch_size=4, drop_last=False)" in str(error)
+    assert "leaves a last batch of 1 of its 9 samples: pass drop_last=True" in str(error)
+    assert module_sites(error) == ([line_of(lines, "net = nn.Sequential")], "nn.BatchNorm1d(num_features=4)")
 
 
 def test_a_flatten_that_changed_the_batch_size_is_named_in_the_models_forward(tmp_path):
@@ -419,4 +433,4 @@ def test_a_flatten_that_changed_the_batch_size_is_named_in_the_models_forward(tm
         """,
     )
     assert error.cause == "batch-size-mismatch"
-    assert origins(error, "data")[0]["line"] == line_of(lines, "x = x.view(-1")
+    assert error.runtime["frames"][0]["line"] == line_of(lines, "loss = nn.functional.cross_entropy")

@@ -1,5 +1,7 @@
 """Turning a failed rule into the GuardError the user sees (and the report `run` reads)."""
 
+import sys
+
 import torch
 
 from .. import _report
@@ -20,10 +22,10 @@ def failure(check, call, rule, location, note=None, pytorch_error=None):
         error = build(check.op, finding, location, note, type(pytorch_error), str(pytorch_error))
     else:
         error = build(check.op, finding, location, note, check.pytorch_error)
-    from . import origin  # where the bad value or size came from (error path only)
+    from .origin import attach  # the facts of where the bad value came from (error path only)
 
-    origin.attach(error, origin.find(check, call, rule, finding, location))
-    _report.write(error.diagnosis)
+    attach.explain(error, check, call, rule, finding, location, sys._getframe(1))
+    _report.write(error.diagnosis, runtime=error.runtime)
     return error
 
 

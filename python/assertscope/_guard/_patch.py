@@ -99,7 +99,12 @@ def install():
             _undo.append(replace(resolve(owner_path), name, replacement))
         except (ImportError, AttributeError):
             continue
-    from . import origin  # construction sites and DataLoader batches, for the error path
+    from .checks import WRAPPING
+
+    for module in WRAPPING:
+        module.install()
+        _undo.insert(0, module.uninstall)
+    from . import origin  # construction stacks and DataLoader batches, for the error path
 
     origin.install()
     _undo.insert(0, origin.uninstall)

@@ -1,9 +1,11 @@
 """The checks, one op family per module. Each module documents what its kernels assert,
 why it matters, an example, and the fix, and lists where its wrappers go (PATCHES:
-(owner, attribute, check, parameter names))."""
+(owner, attribute, check, parameter names)); the modules of WRAPPING wrap PyTorch's own
+argument checks instead."""
 
 from . import (
     advanced_index,
+    batchnorm,
     bce,
     class_target,
     ctc,
@@ -15,6 +17,7 @@ from . import (
     max_unpool,
     one_hot,
     repeat_interleave,
+    rnn,
     sampling,
     take_put,
 )
@@ -37,3 +40,7 @@ MODULES = (
 )
 
 PATCHES = [patch for module in MODULES for patch in module.PATCHES]
+
+# Checks that wrap PyTorch's own argument checks and explain what they refuse (each with
+# install() and uninstall()): the recurrent state's batch size, BatchNorm's batch of one.
+WRAPPING = (rnn, batchnorm)

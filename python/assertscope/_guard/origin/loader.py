@@ -26,11 +26,12 @@ _loader_sites = weakref.WeakKeyDictionary()  # DataLoader -> (file, line, functi
 
 
 class BatchRecord:
-    __slots__ = ("dataset", "indices", "collate_fn", "step", "steps", "leaves", "loader", "resolved", "__weakref__")
+    __slots__ = ("dataset", "indices", "collate_fn", "step", "steps", "leaves", "loader", "site", "resolved", "__weakref__")
 
-    def __init__(self, dataset, indices, collate_fn, step, steps, leaves, loader=None):
+    def __init__(self, dataset, indices, collate_fn, step, steps, leaves, loader=None, site=None):
         self.resolved = False
         self.loader = loader
+        self.site = site
         self.dataset = dataset
         self.indices = indices
         self.collate_fn = collate_fn
@@ -108,6 +109,8 @@ def install():
     def iterator__init__(self, loader, *args, **kwargs):
         iterator_init(self, loader, *args, **kwargs)
         self._assertscope_loader = weakref.ref(loader)
+        # The site, not only the loader: `for x in DataLoader(...)` drops the loader itself.
+        self._assertscope_site = _loader_sites.get(loader)
 
     def loader__init__(self, *args, **kwargs):
         loader_init(self, *args, **kwargs)
@@ -159,15 +162,16 @@ def _record(iterator, data):
             iterator._index_sampler,
             _leaves(data),
             iterator.__dict__.get("_assertscope_loader"),
+            iterator.__dict__.get("_assertscope_site"),
         )
     )
 
 
 def loader_site(record):
-    """(loader, (file, line, function)) of the DataLoader a batch came from, when known."""
+    """(loader or None when it is gone, (file, line, function)) of the DataLoader a batch
+    came from, when its construction was seen."""
     loader = record.loader() if record.loader is not None else None
-    site = _loader_sites.get(loader) if loader is not None else None
-    return (loader, site) if site is not None else None
+    return (loader, record.site) if record.site is not None else None
 
 
 def recent():

@@ -37,25 +37,46 @@ TRACKED = {
     "CTCLoss": ("blank",),
 }
 
+MAX_SITES = 12  # user frames kept per construction
+
 _sites = weakref.WeakKeyDictionary()  # module -> ((file, line, function), ...) innermost first
-# weight -> (description, sites): outlives a module built inline (`Net()(x)`) while its
-# output's autograd graph keeps the weight alive.
-_by_weight = {}  # id(weight) -> (weak reference, description, sites); tensors cannot be weak dict keys
+# weight -> what its module was built with: outlives a module built inline (`Net()(x)`)
+# while its output's autograd graph keeps the weight alive.
+_by_weight = {}  # id(weight) -> (weak reference, Built); tensors cannot be weak dict keys
 _undo = []
 
 
-def _user_frames(limit=2):
-    """The innermost user frame and, when it is a constructor, the first user frame outside
-    constructors (where the top-level model was built, and the size usually chosen)."""
+class Built:
+    """A tracked module as it was constructed: its torch.nn class, the values of its size
+    attributes (TRACKED's order) and the user's frames that built it, innermost first."""
+
+    __slots__ = ("base", "values", "sites")
+
+    def __init__(self, base, values, sites):
+        self.base = base
+        self.values = values
+        self.sites = sites
+
+    def get(self, attribute):
+        names = TRACKED.get(self.base, ())
+        return self.values[names.index(attribute)] if attribute in names else None
+
+    def describe(self):
+        """`nn.Linear(in_features=64, out_features=10)`."""
+        parts = [f"{a}={v}" for a, v in zip(TRACKED.get(self.base, ()), self.values) if v is not None]
+        return f"nn.{self.base}({', '.join(parts)})"
+
+
+def _user_stack():
+    """The user's frames of the constructor's caller, innermost first, up to the top: a
+    nested model (`Head.__init__` <- `Model.__init__` <- `main`) keeps every level, so that
+    a size can be followed from the layer to the caller that chose it."""
     frame = sys._getframe(2)
     found = []
-    while frame is not None and len(found) < limit:
+    while frame is not None and len(found) < MAX_SITES:
         code = frame.f_code
         if _frames.is_user_file(code.co_filename):
-            if not found or found[-1][2] == "__init__":
-                found.append((code.co_filename, frame.f_lineno, code.co_name))
-            else:
-                break
+            found.append((code.co_filename, frame.f_lineno, code.co_name))
         frame = frame.f_back
     return tuple(found)
 
@@ -64,15 +85,13 @@ def _recording(original):
     def __init__(self, *args, **kwargs):
         original(self, *args, **kwargs)
         try:
-            sites = _sites[self] = _user_frames()
+            sites = _sites[self] = _user_stack()
             weight = getattr(self, "weight", None)
             if weight is not None:
                 key = id(weight)
                 forget = lambda _ref, key=key: _by_weight.pop(key, None)  # noqa: E731
                 # The values, not the text: it is formatted on the error path only.
-                base = _base_name(type(self))
-                values = tuple(getattr(self, a, None) for a in TRACKED.get(base, ()))
-                _by_weight[key] = (weakref.ref(weight, forget), base, values, sites)
+                _by_weight[key] = (weakref.ref(weight, forget), Built(_base_name(type(self)), _values(self), sites))
         except TypeError:  # an instance that cannot be weakly referenced: not recorded
             pass
 
@@ -117,52 +136,44 @@ def _base_name(kind):
     return name
 
 
-def _describe(base, values):
-    parts = [f"{a}={v}" for a, v in zip(TRACKED.get(base, ()), values) if v is not None]
-    return f"nn.{base}({', '.join(parts)})"
+def _values(module):
+    return tuple(getattr(module, a, None) for a in TRACKED.get(_base_name(type(module)), ()))
 
 
-def created_with(module):
-    """`nn.Linear(in_features=64, out_features=10)` from the module's own attributes."""
-    base = _base_name(type(module))
-    return _describe(base, tuple(getattr(module, a, None) for a in TRACKED.get(base, ())))
-
-
-def sites(module):
-    return _sites.get(module, ())
+def built(module):
+    """The Built record of a live module (its sizes now, its recorded sites)."""
+    return Built(_base_name(type(module)), _values(module), _sites.get(module, ()))
 
 
 def recorded(kind_names):
-    """(module, sites) of every live recorded module of the given type names."""
+    """The Built record of every live recorded module of the given type names."""
     found = []
     for module, where in list(_sites.items()):
         if any(c.__name__ in kind_names and c.__module__.startswith("torch.nn") for c in type(module).__mro__):
-            found.append((module, where))
+            found.append(Built(_base_name(type(module)), _values(module), where))
     return found
 
 
 def owner_of(parameter):
-    """(description, sites) of the recorded module whose `weight` is this tensor, or None."""
+    """The Built record of the recorded module whose `weight` is this tensor, or None."""
     entry = _by_weight.get(id(parameter))
     if entry is None or entry[0]() is not parameter:
         return None
-    _, base, values, sites = entry
-    return _describe(base, values), sites
+    return entry[1]
 
 
 def producer_of(tensor, kind_names, depth=12):
-    """(description, sites) of the recorded module whose weight made `tensor`, found through
-    its autograd graph (logits -> AddmmBackward -> the head's weight), or None."""
+    """The Built record of the recorded module whose weight made `tensor`, found through its
+    autograd graph (logits -> AddmmBackward -> the head's weight), or None."""
     node = getattr(tensor, "grad_fn", None)
     seen = 0
     queue = [node] if node is not None else []
-    kinds = tuple(f"nn.{name}(" for name in kind_names)
     while queue and seen < depth * 4:
         node = queue.pop(0)
         seen += 1
         variable = getattr(node, "variable", None)
         found = owner_of(variable) if variable is not None else None
-        if found is not None and found[0].startswith(kinds):
+        if found is not None and found.base in kind_names:
             return found
         for child, _ in getattr(node, "next_functions", ()):
             if child is not None:

@@ -1,117 +1,69 @@
-"""The offending samples: bad positions in a batch -> dataset indices, confirmed by reading
-`dataset[i]` again under a tracer that names the user's line that produced the bad value.
+"""The offending samples: bad positions of a failing tensor -> the batch it came from -> the
+dataset indices of the samples that hold them.
 
-What: a bad entry's position maps to its sample through the batch's sampler indices; the
-sample is re-read (the transform and `__getitem__` run again, traced), and when the sample
-does not hold the bad value the user's collate_fn is re-run on the batch's samples instead.
-Why: "label 7 at dataset index 4213, made by `y = int(row[2])` in __getitem__" is the line
-to change; the op that used the label is not.
-Cost: error path only; the tracer runs for that single re-read and is removed after.
+What: the batches the DataLoader yielded last (loader.py) are searched for the one whose
+tensors share the failing tensor's memory (the batch itself, a view, a slice of it); a bad
+entry's position maps to its sample's slot in that batch, and the slot to the index the
+sampler chose for it. When no batch shares the memory (the batch was copied to the GPU, or
+rebuilt), the newest batches are candidates and the re-read (reread.py) confirms one.
+Why: "label 7 at dataset index 4213" is what the user looks up; the op that used it is not.
+Cost: error path only.
 """
 
-import sys
+import math
 
 import torch
 
-from ... import _frames
-
-MAX_SAMPLES = 4  # samples re-read and traced
+MAX_SAMPLES = 4  # bad samples named (and re-read) per failure
 
 
-def matches_value(value, wanted):
-    """True when `value` is or holds one of the `wanted` numbers (a scalar, a tensor, an array,
-    or a list/tuple of scalars)."""
-    if isinstance(value, bool):
-        return False
+def matched(value, wanted):
+    """The first of the `wanted` numbers that `value` is or holds (a scalar, a tensor, an
+    array, or a list/tuple of scalars), else None. NaN matches NaN."""
+    if isinstance(value, bool) or not wanted:
+        return None
+    nan = any(isinstance(w, float) and math.isnan(w) for w in wanted)
     if isinstance(value, (int, float)):
-        return value in wanted
+        if nan and isinstance(value, float) and math.isnan(value):
+            return value
+        return next((w for w in wanted if w == value), None)
     if isinstance(value, torch.Tensor):
-        if value.numel() == 0 or value.numel() > 1 << 22 or value.is_complex():
-            return False
+        if value.numel() == 0 or value.numel() > 1 << 22 or value.is_complex() or value.is_meta:
+            return None
         flat = value.detach().reshape(-1)
-        return any(bool((flat == w).any()) for w in wanted)
+        if nan and flat.is_floating_point() and bool(flat.isnan().any()):
+            return float("nan")
+        return next((w for w in wanted if bool((flat == w).any())), None)
     shape = getattr(value, "shape", None)
-    if shape is not None and hasattr(value, "dtype") and hasattr(value, "__array__"):
+    if shape is not None and hasattr(value, "dtype") and hasattr(value, "__array__") and type(value).__module__.startswith("numpy"):
         try:
-            return any(bool((value == w).any()) for w in wanted)
-        except Exception:  # noqa: BLE001 - an array-like we do not understand
-            return False
+            if value.size > 1 << 22:
+                return None
+            return next((w for w in wanted if bool((value == w).any())), None)
+        except Exception:  # noqa: BLE001 - an array of objects we cannot compare
+            return None
     if isinstance(value, (list, tuple)) and len(value) <= 4096:
-        return any(isinstance(v, (int, float)) and not isinstance(v, bool) and v in wanted for v in value)
-    return False
-
-
-def _within(value, predicate, depth):
-    if predicate(value):
-        return 0
-    if depth and isinstance(value, (list, tuple, dict)):
-        items = value.values() if isinstance(value, dict) else value
-        for k, item in enumerate(list(items)[:64]):
-            if _within(item, predicate, depth - 1) is not None:
-                return k
+        for item in value:
+            if isinstance(item, (int, float)) and not isinstance(item, bool):
+                found = matched(item, wanted)
+                if found is not None:
+                    return found
     return None
 
 
-class _Tracer:
-    """Records the first user line after which a local, or a returned value, satisfies the
-    predicate: the line that made the bad value."""
-
-    def __init__(self, predicate):
-        self.predicate = predicate
-        self.hit = None  # (file, line, function, element of a returned tuple or None)
-        self.seen = {}
-        self.last = {}
-
-    def _fingerprint(self, value):
-        return (id(value), getattr(value, "_version", None) if isinstance(value, torch.Tensor) else None)
-
-    def start(self, frame, event, arg):
-        if self.hit is not None or event != "call" or not _frames.is_user_file(frame.f_code.co_filename):
-            return None
-        self.seen[frame] = {k: self._fingerprint(v) for k, v in frame.f_locals.items()}
-        self.last[frame] = frame.f_lineno
-        return self.step
-
-    def step(self, frame, event, arg):
-        if self.hit is not None:
-            return None
-        state = self.seen.setdefault(frame, {})
-        previous = self.last.get(frame)
-        code = frame.f_code
-        if event in ("line", "return"):
-            for name, value in list(frame.f_locals.items()):
-                fingerprint = self._fingerprint(value)
-                if state.get(name) == fingerprint:
-                    continue
-                state[name] = fingerprint
-                if previous is not None and not isinstance(value, dict) and self.predicate(value):
-                    self.hit = (code.co_filename, previous, code.co_name, None)
-                    return None
-            if event == "return" and _within(arg, self.predicate, 2) is not None:
-                element = None
-                if isinstance(arg, tuple):
-                    element = next((k for k, item in enumerate(arg) if _within(item, self.predicate, 1) is not None), None)
-                self.hit = (code.co_filename, frame.f_lineno, code.co_name, element)
-                return None
-            self.last[frame] = frame.f_lineno
-        return self.step
-
-
-def traced(function, predicate):
-    """(result, hit) of function() run under the tracer; hit is None when no user line made
-    a matching value. The previous tracer (a debugger, coverage) is restored after."""
-    tracer = _Tracer(predicate)
-    previous = sys.gettrace()
-    sys.settrace(tracer.start)
-    try:
-        result = function()
-    finally:
-        sys.settrace(previous)
-    return result, tracer.hit
+def holding(value, predicate, depth=2):
+    """True when `value`, or an item of it (tuples, lists, dicts, `depth` levels), satisfies
+    `predicate`."""
+    if predicate(value):
+        return True
+    if depth and isinstance(value, (list, tuple, dict)):
+        items = value.values() if isinstance(value, dict) else value
+        return any(holding(item, predicate, depth - 1) for item in list(items)[:64])
+    return False
 
 
 def sample_of(subject, position, batch_size):
-    """The position of the sample inside the batch that holds entry `position` of `subject`
+    """The slot, inside the batch, of the sample that holds entry `position` of `subject`
     (batch-major layouts: [B, ...] or a flattened [B * T]); None when it cannot be told."""
     if subject.dim() == 0 or batch_size <= 0:
         return None
@@ -125,53 +77,34 @@ def sample_of(subject, position, batch_size):
     return flat // (subject.numel() // batch_size)
 
 
-def find(subject, positions, predicate, records, busy):
-    """Maps bad entries to dataset samples through the recent batches, newest first, and
-    confirms them by reading the samples again. Returns a dict with `indices` (dataset
-    indices, confirmed), `record` (the batch), `hit` (file, line, function, element) and
-    `by` ("dataset" or "collate_fn"), or None."""
-    for record in _holding(records, subject):
-        in_batch = []
+def candidates(subject, positions, records):
+    """[(record, indices, shares memory)] of the recent batches the bad entries can come
+    from, most likely first: the batches holding the subject's memory, else every recent one.
+    `indices` are the bad samples' dataset indices in that batch (at most MAX_SAMPLES)."""
+    found = []
+    shared = _holding(records, subject)
+    for record in shared or records:
+        slots = []
         for position in positions:
-            sample = sample_of(subject, position, len(record.indices))
-            if sample is not None and sample < len(record.indices) and sample not in in_batch:
-                in_batch.append(sample)
-        if not in_batch:
-            continue
-        indices = [record.indices[s] for s in in_batch][:MAX_SAMPLES]
-        with busy():
-            for index in indices:
-                try:
-                    sample, hit = traced(lambda: record.dataset[index], predicate)
-                except Exception:  # noqa: BLE001 - a dataset that cannot be read twice
-                    break
-                if _within(sample, predicate, 2) is not None:
-                    confirmed = [i for i in indices if _holds(record.dataset, i, predicate)]
-                    return {"indices": confirmed or [index], "record": record, "hit": hit, "by": "dataset"}
-            collate = record.collate_fn
-            code = getattr(collate, "__code__", None)
-            if code is not None and _frames.is_user_file(code.co_filename):
-                try:
-                    samples = [record.dataset[i] for i in record.indices]
-                    _, hit = traced(lambda: collate(samples), predicate)
-                except Exception:  # noqa: BLE001
-                    hit = None
-                if hit is not None:
-                    return {"indices": indices, "record": record, "hit": hit, "by": "collate_fn"}
-    return None
+            slot = sample_of(subject, position, len(record.indices))
+            if slot is not None and slot < len(record.indices) and slot not in slots:
+                slots.append(slot)
+        if slots:
+            found.append((record, [record.indices[s] for s in slots][:MAX_SAMPLES], bool(shared)))
+    return found
 
 
 def _holding(records, subject):
-    """The batches that hold the subject's memory (the tensor itself or a view of it), or all
-    of them when none does (a batch copied to the GPU). A loader that prefetches, as
-    accelerate's DataLoaderShard under the Hugging Face Trainer, has already yielded the next
-    batch when this one fails: the newest batch is then not the failing one."""
+    """The batches that hold the subject's memory (the tensor itself or a view of it). A
+    loader that prefetches, as accelerate's DataLoaderShard under the Hugging Face Trainer or
+    Lightning's fetcher, has already yielded the next batch when this one fails: the newest
+    batch is then not the failing one, and memory tells them apart."""
     try:
         pointer = subject.untyped_storage().data_ptr()
     except Exception:  # noqa: BLE001 - a tensor without storage (meta, fake)
-        return records
+        return []
     if not pointer:
-        return records
+        return []
 
     def holds(record):
         for leaf in record.live_leaves():
@@ -182,12 +115,51 @@ def _holding(records, subject):
                 continue
         return False
 
-    holding = [record for record in records if holds(record)]
-    return holding or records
+    return [record for record in records if holds(record)]
 
 
-def _holds(dataset, index, predicate):
-    try:
-        return _within(dataset[index], predicate, 2) is not None
-    except Exception:  # noqa: BLE001
-        return False
+def summary(sample, depth=2):
+    """One line for a sample, lovely-tensors style: `(tensor[4] f32 min=-1.2 max=0.8, 3)`,
+    `{input_ids: tensor[8] i64 min=1 max=49, labels: tensor i64 3}`."""
+    if isinstance(sample, torch.Tensor):
+        return _tensor_line(sample)
+    if depth and isinstance(sample, dict):
+        parts = [f"{key}: {summary(value, depth - 1)}" for key, value in list(sample.items())[:16]]
+        return "{" + ", ".join(parts) + "}"
+    if depth and isinstance(sample, (list, tuple)):
+        parts = [summary(value, depth - 1) for value in list(sample)[:16]]
+        return ("(" + ", ".join(parts) + ")") if isinstance(sample, tuple) else ("[" + ", ".join(parts) + "]")
+    if isinstance(sample, (bool, int, float)) or sample is None:
+        return _number(sample)
+    if isinstance(sample, str):
+        return repr(sample[:40] + ("…" if len(sample) > 40 else ""))
+    shape = getattr(sample, "shape", None)
+    if shape is not None and hasattr(sample, "dtype"):
+        return f"{type(sample).__name__}[{', '.join(map(str, shape))}] {sample.dtype}"
+    return type(sample).__name__
+
+
+def _tensor_line(tensor):
+    from ..._summary import dtype_name
+
+    shape = f"tensor[{', '.join(map(str, tensor.shape))}]" if tensor.dim() else "tensor"
+    head = f"{shape} {dtype_name(tensor.dtype)}"
+    if tensor.numel() == 0 or tensor.is_complex() or tensor.is_meta:
+        return head
+    t = tensor.detach()
+    if t.dim() == 0:
+        return f"{head} {_number(t.item())}"
+    if t.dtype == torch.bool:
+        return f"{head} true={int(t.sum())}"
+    low, high = torch.aminmax(t.float() if t.is_floating_point() else t)
+    text = f"{head} min={_number(low.item())} max={_number(high.item())}"
+    if t.is_floating_point():
+        nan = int(t.isnan().sum())
+        text += f" nan={nan}" if nan else ""
+    return text
+
+
+def _number(value):
+    from ..._summary import number
+
+    return number(value)

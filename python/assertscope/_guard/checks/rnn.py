@@ -12,9 +12,11 @@ pass `drop_last=True` to the DataLoader.
 Cost: PyTorch's own argument check is wrapped; the guard's code runs only when it raises.
 """
 
+import sys
+
 import torch.nn as nn
 
-from ... import _frames, kb
+from ... import _frames, _report, kb
 from ...errors import Finding, build
 
 _undo = []
@@ -52,7 +54,8 @@ def _guarding(original):
 
 
 def _error(module, input, found):
-    from . import Origins, flow, report
+    from .._state import Busy
+    from ..origin import attach, modules, runtime
 
     state, state_batch, batch = found
     kind = type(module).__name__
@@ -66,23 +69,18 @@ def _error(module, input, found):
     )
     location = _frames.location_dict(_frames.capture())
     error = build(kind.lower(), finding, location)
-    origins = Origins()
+    facts = runtime.Facts()
     try:
-        frames = list(flow.user_frames(_frames_here()))
-        traced = flow.trace_value(frames, state)
-        if traced is not None and traced[1] == "assign":
-            filename, line, function = traced[0]
-            origins.add(filename, line, function, "data", f"the hidden state was built here, for a batch of {state_batch}")
-        origins.add_module(module)
-    except Exception:  # noqa: BLE001 - the origin is extra
-        pass
-    return report(error, origins)
-
-
-def _frames_here():
-    import sys
-
-    return sys._getframe(2)
+        with Busy():
+            runtime.frames(facts, location, sys._getframe(1), state)
+            facts.runtime["operand"] = {"parameter": "hx", "index": 1}
+            facts.runtime["modules"] = [runtime.module_entry(modules.built(module), "rnn")]
+            runtime.finish(facts)
+    except Exception as failure:  # noqa: BLE001 - the facts are extra
+        runtime.failed(facts, failure)
+    attach.with_facts(error, facts)
+    _report.write(error.diagnosis, runtime=error.runtime)
+    return error
 
 
 def install():
