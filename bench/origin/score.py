@@ -35,10 +35,11 @@ def load_labels():
     return labels
 
 
-# Roles by which an origin entry claims "the bad value (or size) was made here": `data` and
-# `module` in the current JSON shape, `made` in the step-by-step shape (where `move`, `unpack`,
-# `read`, `store` and `sized` are steps on the way, not claims).
-CLAIM_ROLES = {"data", "module", "made"}
+# Roles by which an origin entry claims "the bad value was made here": `data` in the current
+# JSON shape, `made` in the step-by-step shape (where `move`, `unpack`, `read`, `store` and
+# `sized` are steps on the way, not claims). A `module` entry (the layer the value broke, where
+# it was created) and a `call` entry claim no origin of the value.
+CLAIM_ROLES = {"data", "made"}
 
 
 def run_json(argv, cwd, env=None, timeout=600):

@@ -13,8 +13,9 @@ For each case:
   crash: the diagnosis' `location` is the labelled crash line.
   origin: the labelled origin line, or a labelled alternative, is the `location` or any
   `origin` entry (either JSON shape, see score.origin_steps).
-  misleading: `origin` entries that claim the value was made there (role data/module, or made)
-  on a line labelled as one that only moves, casts, reshapes or unpacks the value.
+  misleading: `origin` entries that claim the value was made there (role `data`, or `made` in
+  the step-by-step shape) on a line labelled as one that only moves, casts, reshapes or
+  unpacks the value.
   index: every dataset index the diagnosis names satisfies the label's predicate, and there is
   at least one (DataLoader cases only).
 - `explain`: the case runs under plain Python, its output goes to `assertscope explain --json`.
