@@ -6,8 +6,10 @@ for DataLoader cases, the dataset indices of the offending samples?
 
 Each script runs under `assertscope run --json`; a case counts as "origin named" when the
 diagnosis' location or one of its `origin` locations is the labelled origin line, and its
-dataset index is right when every index in `values.dataset_indices` satisfies the label's
-predicate (and there is at least one). Prints one row per script and the three rates.
+dataset index is right when every index in `values.dataset_indices` (or a top-level
+`dataset_indices`) satisfies the label's predicate (and there is at least one). Prints one row
+per script and the three rates. bench/origin/score_projects.py scores the labelled projects of
+tests/fixtures/origin_projects with the same functions.
 """
 
 import argparse
@@ -33,21 +35,47 @@ def load_labels():
     return labels
 
 
-def diagnose(binary, python, script):
-    """The root diagnosis of one script's run (None when there was none)."""
-    completed = subprocess.run(
-        [binary, "run", "--json", "--", python, script],
-        cwd=os.path.join(CASES, "scripts"),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+# Roles by which an origin entry claims "the bad value was made here": `data` in the current
+# JSON shape, `made` in the step-by-step shape (where `move`, `unpack`, `read`, `store` and
+# `sized` are steps on the way, not claims). A `module` entry (the layer the value broke, where
+# it was created) and a `call` entry claim no origin of the value.
+CLAIM_ROLES = {"data", "made"}
+
+
+def run_json(argv, cwd, env=None, timeout=600):
+    """The JSON report that `argv` (an assertscope command with --json) prints, or None."""
+    completed = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     try:
-        report = json.loads(completed.stdout)
+        return json.loads(completed.stdout)
     except json.JSONDecodeError:
         return None
-    diagnoses = report.get("diagnoses") or []
+
+
+def root_diagnosis(report):
+    diagnoses = (report or {}).get("diagnoses") or []
     return diagnoses[0] if diagnoses else None
+
+
+def diagnose(binary, python, script):
+    """The root diagnosis of one script's run (None when there was none)."""
+    return root_diagnosis(run_json([binary, "run", "--json", "--", python, script], os.path.join(CASES, "scripts")))
+
+
+def origin_steps(diagnosis):
+    """The diagnosis' origin entries as dicts with file, line, code, role and note, in order:
+    the current shape (a list of locations with a role and a note) and the step-by-step shape
+    (an ordered list of steps, a step's location inline or under "location") alike."""
+    steps = []
+    for entry in diagnosis.get("origin") or []:
+        where = entry.get("location") if isinstance(entry.get("location"), dict) else entry
+        steps.append({k: where.get(k) for k in ("file", "line", "code")} | {"role": entry.get("role"), "note": entry.get("note")})
+    return steps
+
+
+def dataset_indices(diagnosis):
+    """The dataset indices the diagnosis names: a top-level `dataset_indices`, else the values'."""
+    top = diagnosis.get("dataset_indices")
+    return top if top is not None else (diagnosis.get("values") or {}).get("dataset_indices") or []
 
 
 def lines_in(diagnosis, script):
@@ -58,13 +86,18 @@ def lines_in(diagnosis, script):
     location = diagnosis.get("location")
     crash = location.get("line") if here(location) else None
     named = {crash} if crash else set()
-    named |= {o.get("line") for o in diagnosis.get("origin") or [] if here(o)}
+    named |= {o.get("line") for o in origin_steps(diagnosis) if here(o)}
     return crash, named
 
 
 def index_right(diagnosis, predicate):
-    indices = (diagnosis.get("values") or {}).get("dataset_indices") or []
-    return bool(indices) and all(eval(predicate, {}, {"i": i}) for i in indices)  # noqa: S307 - our own labels
+    """Whether the diagnosis names at least one dataset index and every one satisfies
+    `predicate` (a callable, or an expression over `i`)."""
+    if isinstance(predicate, str):
+        expression = predicate
+        predicate = lambda i: eval(expression, {}, {"i": i})  # noqa: E731, S307 - our own labels
+    indices = dataset_indices(diagnosis)
+    return bool(indices) and all(predicate(i) for i in indices)
 
 
 def score(binary, python, only=()):
@@ -82,7 +115,7 @@ def score(binary, python, only=()):
             "loader_case": case["bad_index"] != "-",
             "index_ok": index_right(diagnosis, case["bad_index"]) if case["bad_index"] != "-" else None,
             "named": sorted(n for n in named if n),
-            "indices": (diagnosis.get("values") or {}).get("dataset_indices"),
+            "indices": dataset_indices(diagnosis),
         }
         rows.append(row)
         print(
