@@ -70,7 +70,7 @@ impl Matchers {
             if let Some(pattern) = &site.condition_regex {
                 by_regex.push((i, LazyRegex::new(pattern)));
             } else {
-                by_condition.entry(collapse_whitespace(&site.condition)).or_default().push(i);
+                by_condition.entry(condition_key(&site.condition)).or_default().push(i);
             }
         }
         let message_regexes = messages.iter().map(|m| LazyRegex::new(&m.pattern)).collect();
@@ -104,11 +104,11 @@ impl Matchers {
         let condition = collapse_whitespace(condition);
         let kernel = kernel_name(kernel);
         let file = basename(file);
-        if let Some(candidates) = self.by_condition.get(&condition) {
+        if let Some(candidates) = self.by_condition.get(&condition_key(&condition)) {
             // Several sites share a condition; the kernel name and file tell them apart.
             let score = |site: &AssertSite| {
                 let kernel_hit = !site.kernel.is_empty() && site.kernel == kernel;
-                let file_hit = !site.file.is_empty() && site.file.eq_ignore_ascii_case(file);
+                let file_hit = !site.file.is_empty() && super::catalogue::file_stem(&site.file) == super::catalogue::file_stem(file);
                 let message_hit = site
                     .message_contains
                     .as_deref()
@@ -177,6 +177,12 @@ impl Matchers {
             .find(|(_, calls)| calls.iter().any(|re| re.get().is_match(code)))
             .map(|(op, _)| op)
     }
+}
+
+/// A condition as looked up: without blanks and case, so that a condition typed from a
+/// screenshot (`t>=0 && t<n_classes`, `T >= 0`) is the one printed.
+fn condition_key(condition: &str) -> String {
+    condition.chars().filter(|c| !c.is_whitespace()).flat_map(char::to_lowercase).collect()
 }
 
 /// Named groups of a match as JSON values: integers where the text is one.
