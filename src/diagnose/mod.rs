@@ -47,6 +47,8 @@ enum Strength {
     HostCheck,
     StickyAssert,
     Cascade,
+    /// A traceback cut off before its message: only the op its innermost frames are in.
+    CutTraceback,
     PlainError,
     Peer,
 }
@@ -164,11 +166,51 @@ pub fn diagnose(scans: &[LogScan]) -> Report {
 
 fn classify_traceback<'a>(kb: &'static KnowledgeBase, si: usize, tb: &'a Traceback) -> Option<Failure<'a>> {
     let inner = tb.innermost();
-    let exc = inner.exception.as_ref().or(tb.exception.as_ref())?;
-    let mut f = classify_exception(kb, si, exc)?;
+    let exc = inner.exception.as_ref().or(tb.exception.as_ref());
+    let classified = exc.and_then(|e| classify_exception(kb, si, e));
+    // No exception line, or only a stray line that stood in for one: the paste stopped
+    // before the message.
+    let cut = exc.is_none_or(|e| e.type_name.is_none());
+    if cut && classified.as_ref().is_none_or(|f| f.strength == Strength::PlainError) {
+        if let Some(f) = cut_traceback_failure(kb, si, tb) {
+            return Some(f);
+        }
+    }
+    let exc = exc?;
+    let mut f = classified?;
     f.traceback = Some(tb);
     apply_frames(kb, &mut f, tb, is_synchronous(exc));
     Some(f)
+}
+
+/// A traceback that stops before its message, read from its innermost frames: the op they
+/// are in, and what bad values mean for it. Weak evidence: stated as low confidence.
+fn cut_traceback_failure<'a>(kb: &'static KnowledgeBase, si: usize, tb: &'a Traceback) -> Option<Failure<'a>> {
+    let (frame, op) = frames::innermost_first(tb).into_iter().find_map(|frame| {
+        let is_torch = frames::origin(&frame.file) == frames::Origin::Torch;
+        kb.op_of_frame(frame.function.as_deref(), frame.code.as_deref(), is_torch).map(|op| (frame, op))
+    })?;
+    let cause = op.bad_values.clone()?;
+    let line = frame.line.map_or("?".to_string(), |l| l.to_string());
+    let function = frame.function.as_deref().map_or(String::new(), |f| format!(", in {f}"));
+    Some(Failure {
+        strength: Strength::CutTraceback,
+        cause: Some(cause),
+        op: Some(op.name.clone()),
+        title: None,
+        hint: Some(format!(
+            "The log stops before the error message: the traceback ends inside {}, so the cause is read from its innermost frames, not from a message. Paste the whole error to confirm it.",
+            op.name
+        )),
+        values: Map::new(),
+        text: format!("File \"{}\", line {line}{function} (the last frame before the log stops)", frame.file),
+        at: (si, frame.log_line),
+        traceback: Some(tb),
+        assertion: None,
+        followon: None,
+        tolerant: false,
+        stated_location: None,
+    })
 }
 
 /// What the frames of a traceback say about the op, and what bad values mean there.
@@ -573,6 +615,7 @@ fn build_diagnosis(
                 Confidence::High
             }
             Strength::StickyAssert | Strength::Cascade | Strength::Peer => Confidence::Medium,
+            Strength::CutTraceback => Confidence::Low,
         },
         title: root.title.clone(),
         hint: root.hint.clone(),
@@ -796,6 +839,7 @@ fn evidence_kind(f: &Failure<'_>) -> &'static str {
         Strength::Guard => "guard",
         Strength::Peer => "peer",
         Strength::Cascade => "follow-on",
+        Strength::CutTraceback => "innermost-frame",
         _ if f.traceback.is_some() => "exception",
         _ => "error",
     }
