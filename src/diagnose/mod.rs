@@ -236,6 +236,13 @@ fn apply_frames(kb: &'static KnowledgeBase, f: &mut Failure<'_>, tb: &Traceback,
         // A CUDA assert error with no assertion line in the log: synchronous and inside an
         // op that asserts on bad values, that op failed; otherwise the visible error only
         // follows an earlier failure, and the op is merely where it surfaced.
+        Strength::StickyAssert if f.cause.as_deref().is_some_and(|c| c != "cascade") => {
+            // The error named the kernel file that failed: its cause stands; the frames
+            // may still say which of the file's ops it was.
+            if let Some(op) = op_in_frames(kb, tb).filter(|o| o.bad_values == f.cause) {
+                f.op = Some(op.name.clone());
+            }
+        }
         Strength::StickyAssert => {
             let op = op_in_frames(kb, tb);
             match op.and_then(|o| o.bad_values.clone()) {
@@ -292,7 +299,8 @@ fn classify_exception<'a>(kb: &'static KnowledgeBase, si: usize, exc: &Exception
         return Some(f);
     }
     let first = full_first_line(exc);
-    if let Some(f) = classify_text(kb, si, exc.log_line, &first) {
+    if let Some(mut f) = classify_text(kb, si, exc.log_line, &first) {
+        name_failed_kernel(kb, &mut f, exc.lines());
         return Some(f);
     }
     // Launcher summaries and teardown noise explain nothing.
@@ -305,16 +313,23 @@ fn classify_exception<'a>(kb: &'static KnowledgeBase, si: usize, exc: &Exception
             return Some(message_failure(m, si, exc.log_line, line));
         }
     }
-    // A terminal or forum wrapped the message onto the next line.
-    if let Some(next) = exc.continuation.first() {
-        for joined in [format!("{first}{next}"), format!("{first} {next}")] {
-            if let Some(f) = classify_text(kb, si, exc.log_line, &joined) {
+    // A terminal or forum wrapped the message onto the next lines.
+    let mut joined = first.clone();
+    for next in exc.continuation.iter().take(MESSAGE_LINES_JOINED) {
+        for candidate in [format!("{joined}{next}"), format!("{joined} {next}")] {
+            if let Some(f) = classify_text(kb, si, exc.log_line, &candidate) {
                 return Some(f);
             }
         }
+        joined = format!("{joined} {next}");
     }
     if let Some(f) = classify_damaged_text(kb, si, exc.log_line, &first) {
         return Some(f);
+    }
+    if joined.len() > first.len() {
+        if let Some(f) = classify_damaged_text(kb, si, exc.log_line, &joined) {
+            return Some(f);
+        }
     }
     Some(Failure {
         strength: Strength::PlainError,
@@ -332,6 +347,23 @@ fn classify_exception<'a>(kb: &'static KnowledgeBase, si: usize, exc: &Exception
         stated_location: None,
     })
 }
+
+/// A CUDA error that names the kernel source file where it was noticed (THC's
+/// `… device-side assert triggered at /pytorch/aten/src/THCUNN/generic/ClassNLLCriterion.cu:87`,
+/// `THCudaCheck FAIL file=…\THC\generic\THCTensorRandom.cu line=…`): when the file holds
+/// the checks of one cause, that cause, and the op when it holds one op's checks.
+fn name_failed_kernel<'t>(kb: &'static KnowledgeBase, f: &mut Failure<'_>, lines: impl Iterator<Item = &'t str>) {
+    if f.strength != Strength::StickyAssert {
+        return;
+    }
+    let Some(file) = lines.take(4).find_map(|l| kb.kernel_file_named_in(l)) else { return };
+    let Some(cause) = file.only_cause() else { return };
+    f.cause = Some(cause.to_string());
+    f.op = file.only_op().map(str::to_string).or(f.op.take());
+}
+
+/// How many lines of a message are joined back when a terminal or forum broke it.
+const MESSAGE_LINES_JOINED: usize = 3;
 
 fn full_first_line(exc: &ExceptionText) -> String {
     match &exc.type_name {
@@ -442,7 +474,8 @@ fn classify_error_line<'a>(
     log_line: u64,
     text: &str,
 ) -> Option<Failure<'a>> {
-    let f = classify_text(kb, si, log_line, text)?;
+    let mut f = classify_text(kb, si, log_line, text).or_else(|| classify_damaged_text(kb, si, log_line, text))?;
+    name_failed_kernel(kb, &mut f, std::iter::once(text));
     // A bare exception line with no known message says too little to stand on its own.
     if f.strength == Strength::PlainError {
         return None;

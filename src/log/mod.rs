@@ -292,7 +292,7 @@ impl ScanState {
         if let Some(a) = self.dsa.take() {
             self.push_assertion(self.dsa_rank, a, number, true);
         }
-        if text.contains("Assertion") {
+        if text.contains("ssertion") || text.contains("SSERTION") {
             if let Some(a) = assertion::parse(text) {
                 self.push_assertion(rank, a, number, false);
                 return;
@@ -341,7 +341,8 @@ impl ScanState {
         let kb = crate::kb::KnowledgeBase::get();
         let relevant = looks_like_error_line(text)
             || kb.match_followon(text).is_some()
-            || kb.match_message(text).is_some();
+            || kb.match_message(text).is_some()
+            || kb.mentions_known_text(text);
         if !relevant || self.scan.errors.len() >= MAX_ERRORS {
             return;
         }
