@@ -380,7 +380,7 @@ fn classify_text<'a>(
     log_line: u64,
     text: &str,
 ) -> Option<Failure<'a>> {
-    if let Some(m) = kb.match_message(text) {
+    if let Some(m) = kb.match_message(text).or_else(|| kb.match_message_any_case(text)) {
         return Some(message_failure(m, si, log_line, text));
     }
     let followon = kb.match_followon(text)?;

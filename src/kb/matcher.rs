@@ -35,6 +35,9 @@ pub struct Matchers {
     /// Each message's literal: a message's regex runs only on text that contains it.
     message_literals: AhoCorasick,
     message_regexes: Vec<LazyRegex>,
+    /// The same, for text typed again in another case (compiled on first use).
+    message_literals_any_case: OnceLock<AhoCorasick>,
+    message_regexes_any_case: Vec<LazyRegex>,
     op_calls: Vec<Vec<LazyRegex>>,
 }
 
@@ -74,9 +77,18 @@ impl Matchers {
             }
         }
         let message_regexes = messages.iter().map(|m| LazyRegex::new(&m.pattern)).collect();
+        let message_regexes_any_case = messages.iter().map(|m| LazyRegex::new(&format!("(?i){}", m.pattern))).collect();
         let message_literals = AhoCorasick::new(messages.iter().map(|m| m.literal.as_str()))?;
         let op_calls = ops.iter().map(|op| op.calls.iter().map(|c| LazyRegex::new(c)).collect()).collect();
-        Ok(Matchers { by_condition, by_regex, message_literals, message_regexes, op_calls })
+        Ok(Matchers {
+            by_condition,
+            by_regex,
+            message_literals,
+            message_regexes,
+            message_literals_any_case: OnceLock::new(),
+            message_regexes_any_case,
+            op_calls,
+        })
     }
 
     /// Compiles every pattern, naming the first that does not compile.
@@ -87,7 +99,7 @@ impl Matchers {
             .map(|(_, r)| r)
             .chain(&self.message_regexes)
             .chain(self.op_calls.iter().flatten());
-        for lazy in all {
+        for lazy in all.chain(&self.message_regexes_any_case) {
             Regex::new(&lazy.pattern).map_err(|e| anyhow::anyhow!("pattern {:?}: {e}", lazy.pattern))?;
         }
         Ok(())
@@ -139,8 +151,29 @@ impl Matchers {
     }
 
     pub fn match_message<'kb>(&self, messages: &'kb [Message], text: &str) -> Option<MessageMatch<'kb>> {
+        Self::first_match(messages, &self.message_literals, &self.message_regexes, text)
+    }
+
+    /// A message typed again by hand: in any case, with runs of blanks for one.
+    pub fn match_message_any_case<'kb>(&self, messages: &'kb [Message], text: &str) -> Option<MessageMatch<'kb>> {
+        let literals = self.message_literals_any_case.get_or_init(|| {
+            AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(messages.iter().map(|m| m.literal.as_str()))
+                .expect("the same literals built the exact automaton")
+        });
+        let collapsed = collapse_whitespace(text);
+        Self::first_match(messages, literals, &self.message_regexes_any_case, &collapsed)
+    }
+
+    fn first_match<'kb>(
+        messages: &'kb [Message],
+        literals: &AhoCorasick,
+        regexes: &[LazyRegex],
+        text: &str,
+    ) -> Option<MessageMatch<'kb>> {
         let mut candidates: Vec<usize> =
-            self.message_literals.find_overlapping_iter(text).map(|m| m.pattern().as_usize()).collect();
+            literals.find_overlapping_iter(text).map(|m| m.pattern().as_usize()).collect();
         if candidates.is_empty() {
             return None;
         }
@@ -148,7 +181,7 @@ impl Matchers {
         candidates.sort_unstable();
         candidates.dedup();
         candidates.into_iter().find_map(|i| {
-            let re = self.message_regexes[i].get();
+            let re = regexes[i].get();
             let caps = re.captures(text)?;
             let mut values = capture_values(re, &caps);
             let op = values.remove("op").and_then(|v| v.as_str().map(str::to_string));

@@ -376,6 +376,11 @@ impl KnowledgeBase {
         self.matchers.match_message(&self.messages, text)
     }
 
+    /// A message as typed again by hand: any case, any run of blanks for a space.
+    pub fn match_message_any_case(&self, text: &str) -> Option<MessageMatch<'_>> {
+        self.matchers.match_message_any_case(&self.messages, text)
+    }
+
     pub fn match_followon(&self, text: &str) -> Option<&FollowOn> {
         self.followons.iter().find(|f| text.contains(f.literal.as_str()))
     }
