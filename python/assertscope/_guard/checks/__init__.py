@@ -5,17 +5,23 @@ why it matters, an example, and the fix, and lists where its wrappers go (PATCHE
 from . import (
     advanced_index,
     bce,
+    bincount,
     class_target,
     ctc,
     embedding,
     embedding_bag,
     gather_scatter,
+    histc,
     index_dim,
     masked_scatter,
     max_unpool,
+    normal,
     one_hot,
+    poisson,
+    quantile,
     repeat_interleave,
     sampling,
+    searchsorted,
     take_put,
 )
 
@@ -34,6 +40,12 @@ MODULES = (
     max_unpool,
     repeat_interleave,
     masked_scatter,
+    histc,
+    quantile,
+    bincount,
+    searchsorted,
+    poisson,
+    normal,
 )
 
 PATCHES = [patch for module in MODULES for patch in module.PATCHES]
