@@ -87,7 +87,7 @@ struct Check {
     template: String,
 }
 
-const MACROS: [&str; 8] = [
+const MACROS: [&str; 9] = [
     "TORCH_CHECK_INDEX",
     "TORCH_CHECK_VALUE",
     "TORCH_CHECK_IF_NOT_ON_CUDA",
@@ -96,6 +96,8 @@ const MACROS: [&str; 8] = [
     "CUDA_KERNEL_ASSERT",
     "AT_ERROR",
     "THArgCheck",
+    // THC and THCUNN kernels used the device's own assert(), which prints its condition.
+    "assert",
 ];
 
 /// The arguments of the call whose `(` is at `open`, split at top-level commas, and the
@@ -190,6 +192,22 @@ fn enclosing_if(code: &str, at: usize) -> Option<String> {
     Some(format!("!({})", collapse(&args.join(", "))))
 }
 
+/// Where the call `name(` starts at or after `from`, as a whole word (`assert(` is not the
+/// end of `static_assert(`).
+fn find_macro(code: &str, from: usize, name: &str) -> Option<usize> {
+    let call = format!("{name}(");
+    let mut at = from;
+    while let Some(i) = code[at..].find(&call) {
+        let start = at + i;
+        let word_start = code[..start].chars().last().is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+        if word_start {
+            return Some(start);
+        }
+        at = start + call.len();
+    }
+    None
+}
+
 /// Every check macro of a piece of source.
 fn checks_in(code: &str) -> Vec<Check> {
     let mut out = Vec::new();
@@ -197,7 +215,7 @@ fn checks_in(code: &str) -> Vec<Check> {
     while at < code.len() {
         let found = MACROS
             .iter()
-            .filter_map(|m| code[at..].find(&format!("{m}(")).map(|i| (at + i, *m)))
+            .filter_map(|m| find_macro(code, at, m).map(|i| (i, *m)))
             .min_by_key(|(i, m)| (*i, std::cmp::Reverse(m.len())));
         let Some((start, name)) = found else { break };
         let open = start + name.len();
@@ -209,7 +227,7 @@ fn checks_in(code: &str) -> Vec<Check> {
                 condition: enclosing_if(code, start).unwrap_or_default(),
                 template: template_of(&args),
             },
-            "CUDA_KERNEL_ASSERT" => Check {
+            "CUDA_KERNEL_ASSERT" | "assert" => Check {
                 macro_name: name.into(),
                 condition: collapse(&args[0]),
                 template: collapse(&args[0]),
@@ -268,7 +286,7 @@ fn cause_of(check: &Check) -> &'static str {
     let has = |words: &[&str]| words.iter().any(|w| text.contains(w));
     if has(&["probabilit", "p_in", "0 <= p", "bernoulli"]) {
         "invalid-probabilities"
-    } else if has(&["between 0 and 1"]) {
+    } else if has(&["between 0 and 1"]) || (has(&["input"]) && has(&[">= 0", ">= zero"]) && has(&["<= 1", "<= one"])) {
         "bce-input-range"
     } else if has(&["not finite", "isnan", "isinf", "isfinite", "`nan`"]) {
         "nan-inf"
@@ -544,7 +562,9 @@ fn the_parser_reads_every_form_of_check() {
   TORCH_CHECK_IF_NOT_ON_CUDA(p_in >= 0 && p_in <= 1);
   CUDA_KERNEL_ASSERT(input_val >= zero && input_val <= one);
   THArgCheck(n_sample > 0, 2, "cannot sample n_sample <= 0 samples (%d)", n);
-  TORCH_CHECK(a, "range of [", lo, ", ", hi, "] is not finite");"#;
+  TORCH_CHECK(a, "range of [", lo, ", ", hi, "] is not finite");
+  static_assert(sizeof(T) > 1, "not a check of values");
+  assert(*input >= 0. && *input <= 1.);"#;
     let checks = checks_in(code);
     let got: Vec<(&str, &str)> = checks.iter().map(|c| (c.macro_name.as_str(), c.template.as_str())).collect();
     assert_eq!(
@@ -556,13 +576,22 @@ fn the_parser_reads_every_form_of_check() {
             ("CUDA_KERNEL_ASSERT", "input_val >= zero && input_val <= one"),
             ("THArgCheck", "cannot sample n_sample <= 0 samples ({})"),
             ("TORCH_CHECK", "range of [{}, {}] is not finite"),
+            ("assert", "*input >= 0. && *input <= 1."),
         ]
     );
     assert_eq!(checks[1].condition, "!(self.dim() != 1 || *self.min().data_ptr<input_t>() < 0)");
     let causes: Vec<&str> = checks.iter().map(cause_of).collect();
     assert_eq!(
         causes,
-        vec!["empty-tensor", "value-domain", "invalid-probabilities", "value-domain", "value-domain", "nan-inf"]
+        vec![
+            "empty-tensor",
+            "value-domain",
+            "invalid-probabilities",
+            "bce-input-range",
+            "value-domain",
+            "nan-inf",
+            "bce-input-range"
+        ]
     );
 }
 

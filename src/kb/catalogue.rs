@@ -12,7 +12,7 @@ const SHORTEST_LITERAL: usize = 12;
 /// Hand-written entries come first: they carry named values, titles and hints.
 pub fn with_value_checks(mut messages: Vec<Message>, checks: &[ValueCheck]) -> Vec<Message> {
     for check in checks {
-        if check.macro_name == "CUDA_KERNEL_ASSERT" {
+        if matches!(check.macro_name.as_str(), "CUDA_KERNEL_ASSERT" | "assert") {
             continue; // a condition, printed in an assertion line, not a host message
         }
         let pieces: Vec<&str> = check.template.split("{}").collect();
