@@ -199,7 +199,7 @@ fn cut_traceback_failure<'a>(kb: &'static KnowledgeBase, si: usize, tb: &'a Trac
         op: Some(op.name.clone()),
         title: None,
         hint: Some(format!(
-            "The log stops before the error message: the traceback ends inside {}, so the cause is read from its innermost frames, not from a message. Paste the whole error to confirm it.",
+            "The log stops before the error message: the traceback ends inside {}, so the cause is read from its innermost frames, not from a message (low confidence). Paste the whole error to confirm it.",
             op.name
         )),
         values: Map::new(),
