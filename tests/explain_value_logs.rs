@@ -65,3 +65,51 @@ fn a_cut_traceback_is_stated_with_low_confidence() {
         assert!(text.contains("The log stops before the error message"), "{id}: {text}");
     }
 }
+
+/// Every message of the catalogue of value checks (kb/value-checks.toml), as a CPU traceback
+/// ending in it, comes out with its cause, op and the user's frame in every paste form:
+/// as printed, in backticks, re-typed in lower case or with doubled blanks, block-quoted,
+/// and broken over two lines.
+#[test]
+fn every_catalogue_message_is_explained_in_every_paste_form() {
+    use assertscope::kb::KnowledgeBase;
+    let kb = KnowledgeBase::get();
+    let forms: [(&str, fn(&str) -> String); 6] = [
+        ("as printed", |m| m.to_string()),
+        ("backticks", |m| format!("`{m}`")),
+        ("lower case", |m| m.to_lowercase()),
+        ("doubled blanks", |m| m.replace(' ', "  ")),
+        ("block quote", |m| format!("> {m}")),
+        ("broken line", |m| {
+            let words: Vec<&str> = m.split(' ').collect();
+            let half = words.len() / 2;
+            format!("{}\n{}", words[..half].join(" "), words[half..].join(" "))
+        }),
+    ];
+    let mut misses = Vec::new();
+    let mut checked = 0;
+    for check in kb.value_checks.iter().filter(|c| !matches!(c.macro_name.as_str(), "CUDA_KERNEL_ASSERT" | "assert")) {
+        let Some(message) = kb.messages.iter().find(|m| m.example.ends_with(&check.template.replace("{}", "1"))) else {
+            continue;
+        };
+        for (form, paste) in forms {
+            let log = format!(
+                "Traceback (most recent call last):\n  File \"/home/u/job/step.py\", line 12, in <module>\n    y = run(x)\n{}\n",
+                paste(&message.example)
+            );
+            let scan = assertscope::log::scan(log.as_bytes(), "pasted.log", None).unwrap();
+            let report = assertscope::diagnose::diagnose(&[scan]);
+            let got = report.diagnoses.first().map(|d| {
+                let frame = d.location.as_ref().map(|l| format!("{}:{}", l.file, l.line.unwrap_or(0)));
+                (d.cause.clone(), d.op.clone(), frame)
+            });
+            let want = (message.cause.clone(), message.op.clone(), Some("/home/u/job/step.py:12".to_string()));
+            if got.as_ref() != Some(&want) {
+                misses.push(format!("{} / {form}: got {got:?}, want {want:?}", check.id));
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 60, "only {checked} (message, form) pairs");
+    assert!(misses.is_empty(), "{} of {checked} misexplained:\n{}", misses.len(), misses.join("\n"));
+}
