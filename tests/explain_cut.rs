@@ -29,7 +29,11 @@ fn labelled(set: &str, prefix: &str) -> Vec<(String, String, String)> {
         .filter_map(|row| {
             let cols: Vec<&str> = row.split('\t').collect();
             let bytes = std::fs::read(dir.join(format!("{}.log", cols[0]))).ok()?;
-            Some((format!("{prefix}{}", cols[0]), cols[1].to_string(), String::from_utf8_lossy(&bytes).into_owned()))
+            Some((
+                format!("{prefix}{}", cols[0]),
+                cols[1].to_string(),
+                String::from_utf8_lossy(&bytes).into_owned(),
+            ))
         })
         .collect()
 }
@@ -68,8 +72,10 @@ fn cut_tracebacks_keep_their_cause() {
         let Some(cut) = cut_before_message(text) else { continue };
         let scan = log::scan(cut.as_bytes(), "cut.log", None).unwrap();
         let report = diagnose::diagnose(&[scan]);
-        let (cause, confidence) =
-            report.diagnoses.first().map_or(("none".to_string(), None), |d| (d.cause.clone(), Some(d.confidence)));
+        let (cause, confidence) = report
+            .diagnoses
+            .first()
+            .map_or(("none".to_string(), None), |d| (d.cause.clone(), Some(d.confidence)));
         total += 1;
         if &cause == want {
             right += 1;

@@ -16,7 +16,11 @@ fn labelled(set: &str) -> Vec<(String, String, String)> {
         .filter_map(|row| {
             let cols: Vec<&str> = row.split('\t').collect();
             let bytes = std::fs::read(dir.join(format!("{}.log", cols[0]))).ok()?;
-            Some((format!("{set}/{}", cols[0]), cols[1].to_string(), String::from_utf8_lossy(&bytes).into_owned()))
+            Some((
+                format!("{set}/{}", cols[0]),
+                cols[1].to_string(),
+                String::from_utf8_lossy(&bytes).into_owned(),
+            ))
         })
         .collect()
 }
@@ -25,12 +29,14 @@ fn labelled(set: &str) -> Vec<(String, String, String)> {
 fn is_message_line(line: &str) -> bool {
     let t = line.trim_start();
     let head = t.split(':').next().unwrap_or("");
-    let exception = t.contains(": ") && !head.contains(' ') && (head.ends_with("Error") || head.ends_with("Exception"));
+    let exception =
+        t.contains(": ") && !head.contains(' ') && (head.ends_with("Error") || head.ends_with("Exception"));
     exception || t.contains("Assertion `")
 }
 
 fn on_message_lines(text: &str, f: impl Fn(&str) -> String) -> String {
-    text.lines().map(|l| if is_message_line(l) { f(l) } else { l.to_string() }).collect::<Vec<_>>().join("\n") + "\n"
+    text.lines().map(|l| if is_message_line(l) { f(l) } else { l.to_string() }).collect::<Vec<_>>().join("\n")
+        + "\n"
 }
 
 fn lower_case(text: &str) -> String {

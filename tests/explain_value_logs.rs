@@ -55,7 +55,10 @@ fn a_cut_traceback_is_stated_with_low_confidence() {
         let root = &json["diagnoses"][0];
         assert_eq!(root["confidence"], "low", "{id}");
         assert_eq!(root["evidence"][0]["kind"], "innermost-frame", "{id}");
-        assert!(root["explanation"].as_str().unwrap().contains("The log stops before the error message"), "{id}");
+        assert!(
+            root["explanation"].as_str().unwrap().contains("The log stops before the error message"),
+            "{id}"
+        );
         let text = Command::new(env!("CARGO_BIN_EXE_assertscope"))
             .arg("explain")
             .arg(dir.join(format!("{id}.log")))
@@ -88,8 +91,12 @@ fn every_catalogue_message_is_explained_in_every_paste_form() {
     ];
     let mut misses = Vec::new();
     let mut checked = 0;
-    for check in kb.value_checks.iter().filter(|c| !matches!(c.macro_name.as_str(), "CUDA_KERNEL_ASSERT" | "assert")) {
-        let Some(message) = kb.messages.iter().find(|m| m.example.ends_with(&check.template.replace("{}", "1"))) else {
+    for check in
+        kb.value_checks.iter().filter(|c| !matches!(c.macro_name.as_str(), "CUDA_KERNEL_ASSERT" | "assert"))
+    {
+        let Some(message) =
+            kb.messages.iter().find(|m| m.example.ends_with(&check.template.replace("{}", "1")))
+        else {
             continue;
         };
         for (form, paste) in forms {
@@ -103,7 +110,8 @@ fn every_catalogue_message_is_explained_in_every_paste_form() {
                 let frame = d.location.as_ref().map(|l| format!("{}:{}", l.file, l.line.unwrap_or(0)));
                 (d.cause.clone(), d.op.clone(), frame)
             });
-            let want = (message.cause.clone(), message.op.clone(), Some("/home/u/job/step.py:12".to_string()));
+            let want =
+                (message.cause.clone(), message.op.clone(), Some("/home/u/job/step.py:12".to_string()));
             if got.as_ref() != Some(&want) {
                 misses.push(format!("{} / {form}: got {got:?}, want {want:?}", check.id));
             }

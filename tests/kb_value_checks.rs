@@ -11,7 +11,10 @@
 //! from; the strings read from a wheel are C strings of that installed wheel.
 
 mod check_support;
+#[path = "kb_support/cpp_checks.rs"]
+mod cpp_checks;
 use check_support::{python, skip};
+use cpp_checks::{checks_in, Check};
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -71,187 +74,13 @@ impl Excerpt {
 
     fn device(&self) -> &'static str {
         let path = self.kernel_path();
-        if path.contains("/cuda/") || path.contains("/THC") || path.ends_with(".cu") || path.ends_with(".cuh") {
+        if path.contains("/cuda/") || path.contains("/THC") || path.ends_with(".cu") || path.ends_with(".cuh")
+        {
             "cuda"
         } else {
             "cpu"
         }
     }
-}
-
-/// One check as a source states it.
-#[derive(Debug, Clone, PartialEq)]
-struct Check {
-    macro_name: String,
-    condition: String,
-    template: String,
-}
-
-const MACROS: [&str; 9] = [
-    "TORCH_CHECK_INDEX",
-    "TORCH_CHECK_VALUE",
-    "TORCH_CHECK_IF_NOT_ON_CUDA",
-    "TORCH_CHECK",
-    "CUDA_KERNEL_ASSERT_MSG",
-    "CUDA_KERNEL_ASSERT",
-    "AT_ERROR",
-    "THArgCheck",
-    // THC and THCUNN kernels used the device's own assert(), which prints its condition.
-    "assert",
-];
-
-/// The arguments of the call whose `(` is at `open`, split at top-level commas, and the
-/// index just past its `)`.
-fn call_arguments(code: &str, open: usize) -> Option<(Vec<String>, usize)> {
-    let bytes = code.as_bytes();
-    let (mut depth, mut at, mut start) = (0usize, open, open + 1);
-    let mut args = Vec::new();
-    while at < bytes.len() {
-        match bytes[at] {
-            b'"' | b'\'' => {
-                let quote = bytes[at];
-                at += 1;
-                while at < bytes.len() && bytes[at] != quote {
-                    at += if bytes[at] == b'\\' { 2 } else { 1 };
-                }
-            }
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    args.push(code[start..at].trim().to_string());
-                    return Some((args, at + 1));
-                }
-            }
-            b',' if depth == 1 => {
-                args.push(code[start..at].trim().to_string());
-                start = at + 1;
-            }
-            _ => {}
-        }
-        at += 1;
-    }
-    None
-}
-
-/// An argument's text when it is only string literals (adjacent literals concatenate).
-fn literal_text(arg: &str) -> Option<String> {
-    let mut out = String::new();
-    let mut chars = arg.trim().chars().peekable();
-    let mut any = false;
-    while let Some(c) = chars.next() {
-        if c.is_whitespace() {
-            continue;
-        }
-        if c != '"' {
-            return None;
-        }
-        any = true;
-        while let Some(c) = chars.next() {
-            match c {
-                '\\' => match chars.next() {
-                    Some('n') => out.push('\n'),
-                    Some(e) => out.push(e),
-                    None => {}
-                },
-                '"' => break,
-                c => out.push(c),
-            }
-        }
-    }
-    any.then_some(out)
-}
-
-fn collapse(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The message a check builds from its message arguments: literals as they are, `{}` for
-/// every value it inserts; printf conversions (THArgCheck) are values too.
-fn template_of(args: &[String]) -> String {
-    let mut out = String::new();
-    for arg in args {
-        match literal_text(arg) {
-            Some(text) => out.push_str(&text),
-            None => out.push_str("{}"),
-        }
-    }
-    printf_values(&out)
-}
-
-fn printf_values(s: &str) -> String {
-    let re = regex::Regex::new(r"%[-+ #0-9.]*(?:l{0,2}|z|h)[dixXufgesc]").unwrap();
-    re.replace_all(s, "{}").into_owned()
-}
-
-/// The condition of the `if` whose body a statement at `at` is in.
-fn enclosing_if(code: &str, at: usize) -> Option<String> {
-    let before = &code[..at];
-    let open = before.rfind("if (")? + 3;
-    let (args, _) = call_arguments(code, open)?;
-    Some(format!("!({})", collapse(&args.join(", "))))
-}
-
-/// Where the call `name(` starts at or after `from`, as a whole word (`assert(` is not the
-/// end of `static_assert(`).
-fn find_macro(code: &str, from: usize, name: &str) -> Option<usize> {
-    let call = format!("{name}(");
-    let mut at = from;
-    while let Some(i) = code[at..].find(&call) {
-        let start = at + i;
-        let word_start = code[..start].chars().last().is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
-        if word_start {
-            return Some(start);
-        }
-        at = start + call.len();
-    }
-    None
-}
-
-/// Every check macro of a piece of source.
-fn checks_in(code: &str) -> Vec<Check> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < code.len() {
-        let found = MACROS
-            .iter()
-            .filter_map(|m| find_macro(code, at, m).map(|i| (i, *m)))
-            .min_by_key(|(i, m)| (*i, std::cmp::Reverse(m.len())));
-        let Some((start, name)) = found else { break };
-        let open = start + name.len();
-        let Some((args, end)) = call_arguments(code, open) else { break };
-        at = end;
-        let check = match name {
-            "AT_ERROR" => Check {
-                macro_name: name.into(),
-                condition: enclosing_if(code, start).unwrap_or_default(),
-                template: template_of(&args),
-            },
-            "CUDA_KERNEL_ASSERT" | "assert" => Check {
-                macro_name: name.into(),
-                condition: collapse(&args[0]),
-                template: collapse(&args[0]),
-            },
-            "THArgCheck" => Check {
-                macro_name: name.into(),
-                condition: collapse(&args[0]),
-                template: template_of(&args[2..3.min(args.len())]),
-            },
-            _ if args.len() == 1 => Check {
-                macro_name: name.into(),
-                condition: collapse(&args[0]),
-                // TORCH_CHECK without a message prints its condition.
-                template: format!("Expected {} to be true, but got false.", collapse(&args[0])),
-            },
-            _ => Check {
-                macro_name: name.into(),
-                condition: collapse(&args[0]),
-                template: template_of(&args[1..]),
-            },
-        };
-        out.push(check);
-    }
-    out
 }
 
 /// The templates a wheel excerpt records (`template = …` lines) and its C strings.
@@ -286,7 +115,9 @@ fn cause_of(check: &Check) -> &'static str {
     let has = |words: &[&str]| words.iter().any(|w| text.contains(w));
     if has(&["probabilit", "p_in", "0 <= p", "bernoulli"]) {
         "invalid-probabilities"
-    } else if has(&["between 0 and 1"]) || (has(&["input"]) && has(&[">= 0", ">= zero"]) && has(&["<= 1", "<= one"])) {
+    } else if has(&["between 0 and 1"])
+        || (has(&["input"]) && has(&[">= 0", ">= zero"]) && has(&["<= 1", "<= one"]))
+    {
         "bce-input-range"
     } else if has(&["not finite", "isnan", "isinf", "isfinite", "`nan`"]) {
         "nan-inf"
@@ -363,7 +194,11 @@ fn catalogue(excerpts: &[Excerpt]) -> Vec<(String, Entry)> {
             }
             let device = e.device();
             if !entry.device.split('+').any(|d| d == device) {
-                entry.device = if entry.device.is_empty() { device.into() } else { format!("{}+{device}", entry.device) };
+                entry.device = if entry.device.is_empty() {
+                    device.into()
+                } else {
+                    format!("{}+{device}", entry.device)
+                };
             }
         }
     }
@@ -435,7 +270,10 @@ fn the_catalogue_is_generated_from_the_sources() {
         return;
     }
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(committed == expected, "kb/value-checks.toml is out of date with its sources; regenerate it with `{REGENERATE}`");
+    assert!(
+        committed == expected,
+        "kb/value-checks.toml is out of date with its sources; regenerate it with `{REGENERATE}`"
+    );
 }
 
 #[test]
@@ -446,7 +284,13 @@ fn every_excerpt_records_where_it_was_read() {
         assert!(FAMILIES.contains(&e.family.as_str()), "{}: family {:?}", e.path, e.family);
         assert!(!e.versions.trim().is_empty(), "{}: no versions", e.path);
         if e.from_wheel() {
-            assert!(!e.wheel.is_empty() && e.kernel.starts_with("aten/"), "{}: wheel {:?}, kernel {:?}", e.op, e.wheel, e.kernel);
+            assert!(
+                !e.wheel.is_empty() && e.kernel.starts_with("aten/"),
+                "{}: wheel {:?}, kernel {:?}",
+                e.op,
+                e.wheel,
+                e.kernel
+            );
         } else {
             assert_eq!(e.repo, "pytorch/pytorch", "{}", e.path);
             assert!(e.kernel.is_empty(), "{}: a source file is its own kernel file", e.path);
@@ -478,7 +322,10 @@ fn every_message_and_kernel_is_found_in_a_source() {
             let sources: Vec<&Excerpt> = all.iter().filter(|e| e.kernel_path() == kernel).collect();
             let built = sources.iter().any(|e| pieces_in_order(&row.template, &source_strings(e)));
             if !built {
-                failures.push(format!("{}: {:?} is not built by any source text of {kernel}", row.id, row.template));
+                failures.push(format!(
+                    "{}: {:?} is not built by any source text of {kernel}",
+                    row.id, row.template
+                ));
             }
         }
     }
@@ -526,30 +373,36 @@ fn every_wheel_string_is_in_the_installed_wheel() {
     let (Some(site), Some(version)) = (lines.next(), lines.next()) else {
         return skip("python could not list its packages");
     };
-    let mut checked = 0;
-    let mut failures = Vec::new();
-    for e in excerpts().iter().filter(|e| e.from_wheel()) {
+    let all = excerpts();
+    let mut wanted: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut library = None;
+    for e in all.iter().filter(|e| e.from_wheel()) {
         if version.split('+').next() != Some(e.wheel.as_str()) {
             skip(&format!("{}: torch {} is not installed (found {version})", e.op, e.wheel));
             continue;
         }
-        let path = Path::new(site).join(&e.path);
-        let file = std::fs::File::open(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
-        // SAFETY: a read-only map of an installed library that nothing here writes.
-        let bytes = unsafe { memmap2::Mmap::map(&file) }.unwrap();
+        library = Some(Path::new(site).join(&e.path));
         for string in wheel_templates(e).1 {
-            let terminated = [string.as_bytes(), b"\0"].concat();
-            if memchr::memmem::find(&bytes, &terminated).is_none() {
-                failures.push(format!("{}: {string:?} is not a C string of {}", e.op, path.display()));
-            }
+            wanted.push((
+                format!("{}: {string:?} is not a C string of the wheel", e.op),
+                [string.as_bytes(), b"\0"].concat(),
+            ));
         }
-        if memchr::memmem::find(&bytes, e.kernel.as_bytes()).is_none() {
-            failures.push(format!("{}: the wheel does not name {}", e.op, e.kernel));
-        }
-        checked += 1;
+        wanted
+            .push((format!("{}: the wheel does not name {}", e.op, e.kernel), e.kernel.as_bytes().to_vec()));
     }
+    let Some(path) = library else { return };
+    let file = std::fs::File::open(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+    // SAFETY: a read-only map of an installed library that nothing here writes.
+    let bytes = unsafe { memmap2::Mmap::map(&file) }.unwrap();
+    let failures: Vec<&str> = wanted
+        .iter()
+        .filter(|(_, string)| memchr::memmem::find(&bytes, string).is_none())
+        .map(|(what, _)| what.as_str())
+        .collect();
+    let checked = wanted.len();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    eprintln!("{checked} wheel excerpts checked against the installed wheel");
+    eprintln!("{checked} strings checked against {}", path.display());
 }
 
 #[test]
@@ -566,7 +419,8 @@ fn the_parser_reads_every_form_of_check() {
   static_assert(sizeof(T) > 1, "not a check of values");
   assert(*input >= 0. && *input <= 1.);"#;
     let checks = checks_in(code);
-    let got: Vec<(&str, &str)> = checks.iter().map(|c| (c.macro_name.as_str(), c.template.as_str())).collect();
+    let got: Vec<(&str, &str)> =
+        checks.iter().map(|c| (c.macro_name.as_str(), c.template.as_str())).collect();
     assert_eq!(
         got,
         vec![

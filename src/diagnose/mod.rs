@@ -185,7 +185,11 @@ fn classify_traceback<'a>(kb: &'static KnowledgeBase, si: usize, tb: &'a Traceba
 
 /// A traceback that stops before its message, read from its innermost frames: the op they
 /// are in, and what bad values mean for it. Weak evidence: stated as low confidence.
-fn cut_traceback_failure<'a>(kb: &'static KnowledgeBase, si: usize, tb: &'a Traceback) -> Option<Failure<'a>> {
+fn cut_traceback_failure<'a>(
+    kb: &'static KnowledgeBase,
+    si: usize,
+    tb: &'a Traceback,
+) -> Option<Failure<'a>> {
     let (frame, op) = frames::innermost_first(tb).into_iter().find_map(|frame| {
         let is_torch = frames::origin(&frame.file) == frames::Origin::Torch;
         kb.op_of_frame(frame.function.as_deref(), frame.code.as_deref(), is_torch).map(|op| (frame, op))
@@ -352,7 +356,11 @@ fn classify_exception<'a>(kb: &'static KnowledgeBase, si: usize, exc: &Exception
 /// `… device-side assert triggered at /pytorch/aten/src/THCUNN/generic/ClassNLLCriterion.cu:87`,
 /// `THCudaCheck FAIL file=…\THC\generic\THCTensorRandom.cu line=…`): when the file holds
 /// the checks of one cause, that cause, and the op when it holds one op's checks.
-fn name_failed_kernel<'t>(kb: &'static KnowledgeBase, f: &mut Failure<'_>, lines: impl Iterator<Item = &'t str>) {
+fn name_failed_kernel<'t>(
+    kb: &'static KnowledgeBase,
+    f: &mut Failure<'_>,
+    lines: impl Iterator<Item = &'t str>,
+) {
     if f.strength != Strength::StickyAssert {
         return;
     }
@@ -474,7 +482,8 @@ fn classify_error_line<'a>(
     log_line: u64,
     text: &str,
 ) -> Option<Failure<'a>> {
-    let mut f = classify_text(kb, si, log_line, text).or_else(|| classify_damaged_text(kb, si, log_line, text))?;
+    let mut f =
+        classify_text(kb, si, log_line, text).or_else(|| classify_damaged_text(kb, si, log_line, text))?;
     name_failed_kernel(kb, &mut f, std::iter::once(text));
     // A bare exception line with no known message says too little to stand on its own.
     if f.strength == Strength::PlainError {

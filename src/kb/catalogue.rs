@@ -110,7 +110,10 @@ pub fn named_files(text: &str) -> Vec<String> {
     let mut at = 0;
     while let Some(dot) = text[at..].find('.').map(|i| at + i) {
         at = dot + 1;
-        let ext_end = bytes[dot + 1..].iter().position(|b| !b.is_ascii_alphabetic()).map_or(bytes.len(), |p| dot + 1 + p);
+        let ext_end = bytes[dot + 1..]
+            .iter()
+            .position(|b| !b.is_ascii_alphabetic())
+            .map_or(bytes.len(), |p| dot + 1 + p);
         let ext = &text[dot + 1..ext_end];
         if !matches!(ext.to_ascii_lowercase().as_str(), "cu" | "cuh" | "cpp" | "cc" | "c" | "h" | "hpp") {
             continue;
@@ -119,7 +122,8 @@ pub fn named_files(text: &str) -> Vec<String> {
         if bytes.get(ext_end).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_') {
             continue;
         }
-        let start = text[..dot].rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-')).map_or(0, |i| i + 1);
+        let start =
+            text[..dot].rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-')).map_or(0, |i| i + 1);
         if start < dot {
             out.push(text[start..dot].to_ascii_lowercase());
         }
@@ -151,7 +155,9 @@ mod tests {
             vec!["classnllcriterion"]
         );
         assert_eq!(
-            named_files(r"THCudaCheck FAIL file=C:\w\1\s\windows\pytorch\aten\src\THC\generic/THCTensorMath.cu line=26 error=59 : device-side assert triggered"),
+            named_files(
+                r"THCudaCheck FAIL file=C:\w\1\s\windows\pytorch\aten\src\THC\generic/THCTensorMath.cu line=26 error=59 : device-side assert triggered"
+            ),
             vec!["thctensormath"]
         );
         assert_eq!(named_files("loss went to 1.5 at step 3. see train.cfg"), Vec::<String>::new());

@@ -77,7 +77,8 @@ impl Matchers {
             }
         }
         let message_regexes = messages.iter().map(|m| LazyRegex::new(&m.pattern)).collect();
-        let message_regexes_any_case = messages.iter().map(|m| LazyRegex::new(&format!("(?i){}", m.pattern))).collect();
+        let message_regexes_any_case =
+            messages.iter().map(|m| LazyRegex::new(&format!("(?i){}", m.pattern))).collect();
         let message_literals = AhoCorasick::new(messages.iter().map(|m| m.literal.as_str()))?;
         let op_calls = ops.iter().map(|op| op.calls.iter().map(|c| LazyRegex::new(c)).collect()).collect();
         Ok(Matchers {
@@ -120,7 +121,8 @@ impl Matchers {
             // Several sites share a condition; the kernel name and file tell them apart.
             let score = |site: &AssertSite| {
                 let kernel_hit = !site.kernel.is_empty() && site.kernel == kernel;
-                let file_hit = !site.file.is_empty() && super::catalogue::file_stem(&site.file) == super::catalogue::file_stem(file);
+                let file_hit = !site.file.is_empty()
+                    && super::catalogue::file_stem(&site.file) == super::catalogue::file_stem(file);
                 let message_hit = site
                     .message_contains
                     .as_deref()
@@ -155,7 +157,11 @@ impl Matchers {
     }
 
     /// A message typed again by hand: in any case, with runs of blanks for one.
-    pub fn match_message_any_case<'kb>(&self, messages: &'kb [Message], text: &str) -> Option<MessageMatch<'kb>> {
+    pub fn match_message_any_case<'kb>(
+        &self,
+        messages: &'kb [Message],
+        text: &str,
+    ) -> Option<MessageMatch<'kb>> {
         let literals = self.message_literals_any_case.get_or_init(|| {
             AhoCorasick::builder()
                 .ascii_case_insensitive(true)

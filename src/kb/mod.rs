@@ -350,14 +350,17 @@ impl KnowledgeBase {
         self.matchers.match_assert(&self.asserts, file, kernel, condition, message).or_else(|| {
             // A condition the knowledge base does not list, in a kernel it knows by name.
             let name = kernel_name(kernel);
-            if let Some(site) = self.asserts.iter().find(|s| !s.internal && !name.is_empty() && s.kernel == name) {
+            if let Some(site) =
+                self.asserts.iter().find(|s| !s.internal && !name.is_empty() && s.kernel == name)
+            {
                 return Some(AssertMatch { site, values: serde_json::Map::new(), confirmed: false });
             }
             // Or in a file whose checks all mean one thing (THC's and THCUNN's spellings).
             let stem = file_stem(file)?;
             let known = self.kernel_files.get(&stem)?;
             known.only_cause()?;
-            let site = self.asserts.iter().find(|s| !s.internal && file_stem(&s.file).as_deref() == Some(&stem))?;
+            let site =
+                self.asserts.iter().find(|s| !s.internal && file_stem(&s.file).as_deref() == Some(&stem))?;
             Some(AssertMatch { site, values: serde_json::Map::new(), confirmed: false })
         })
     }
@@ -394,7 +397,8 @@ impl KnowledgeBase {
     /// Whether a line holds a known message or follow-on error in another case, spacing
     /// or quoting than printed (a line worth keeping, to be classified tolerantly).
     pub fn mentions_known_text(&self, text: &str) -> bool {
-        self.tolerant_messages.find_literal(text).is_some() || self.tolerant_followons.find_literal(text).is_some()
+        self.tolerant_messages.find_literal(text).is_some()
+            || self.tolerant_followons.find_literal(text).is_some()
     }
 
     /// The follow-on error a damaged text most likely is.

@@ -186,7 +186,10 @@ mod tests {
         let e = examples();
         assert_eq!(e.find("runtimeerror: cuda error: DEVICE-SIDE ASSERT TRIGGERED"), Some(1));
         assert_eq!(e.find("indexerror: target 3 is out of bounds"), Some(0));
-        assert_eq!(e.find("`Expected floating point type for target with class probabilities, got Long`"), Some(2));
+        assert_eq!(
+            e.find("`Expected floating point type for target with class probabilities, got Long`"),
+            Some(2)
+        );
         assert_eq!(e.find("Expected  floating point type  for `target` with class probabilities"), Some(2));
     }
 
