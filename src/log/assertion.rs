@@ -54,6 +54,12 @@ pub fn parse(text: &str) -> Option<AssertionLine> {
 fn parse_transcribed(text: &str) -> Option<AssertionLine> {
     let lower = text.to_ascii_lowercase();
     let at = lower.find("assertion ")?;
+    // Only a kernel's line: its place (a CUDA source file, a block) comes first. Prose that
+    // mentions an assertion is not one.
+    let place = &lower[..at];
+    if !(place.contains(".cu") || place.contains("block")) {
+        return None;
+    }
     let after = &text[at + "assertion ".len()..];
     let open = after.chars().next().filter(|c| QUOTES.contains(c))?;
     let body = &after[open.len_utf8()..];
@@ -272,6 +278,7 @@ mod tests {
         let a = parse("Loss.cu:250: block: [0,0,0], thread: [0,0,0] Assertion \u{2018}t >= 0 && t < n_classes\u{2019} failed.").unwrap();
         assert_eq!(a.condition, "t >= 0 && t < n_classes");
         assert!(parse("AssertionError: 'x' failed").is_none());
+        assert!(parse("Note: the assertion \"x > 0\" failed in my unit test").is_none());
     }
 
     #[test]
