@@ -122,8 +122,11 @@ pub fn named_files(text: &str) -> Vec<String> {
         if bytes.get(ext_end).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_') {
             continue;
         }
-        let start =
-            text[..dot].rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-')).map_or(0, |i| i + 1);
+        let start = text[..dot]
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !(c.is_alphanumeric() || *c == '_' || *c == '-'))
+            .map_or(0, |(i, c)| i + c.len_utf8());
         if start < dot {
             out.push(text[start..dot].to_ascii_lowercase());
         }
@@ -161,5 +164,8 @@ mod tests {
             vec!["thctensormath"]
         );
         assert_eq!(named_files("loss went to 1.5 at step 3. see train.cfg"), Vec::<String>::new());
+        // A character of several bytes just before the name (found by fuzzing).
+        assert_eq!(named_files("at \u{fffd}Loss.cu:250"), vec!["loss"]);
+        assert_eq!(named_files("\u{fffd}.cu"), Vec::<String>::new());
     }
 }
