@@ -65,6 +65,10 @@ def families(device, size):
     ctc_targets = torch.randint(1, 20, (4, 10), generator=gen).to(device)
     ctc_lengths = torch.full((4,), 50, dtype=torch.long).to(device)
     ctc_target_lengths = torch.full((4,), 10, dtype=torch.long).to(device)
+    scores = torch.rand(n).to(device)
+    quantiles = torch.tensor([0.5, 0.9]).to(device)
+    edges = torch.linspace(0, 1, 65).to(device)
+    sorter = torch.arange(65).to(device)
     return {
         "embedding": lambda: F.embedding(ids, table),
         "embedding_bag": lambda: F.embedding_bag(ids, table, torch.arange(0, n, max(1, n // 8), device=device)),
@@ -88,6 +92,12 @@ def families(device, size):
         "max_unpool2d": lambda: F.max_unpool2d(pool_out, pool_indices, 2),
         "repeat_interleave": lambda: torch.repeat_interleave(repeats, output_size=repeats_total),
         "masked_scatter": lambda: table.masked_scatter(mask, table),
+        "histc": lambda: torch.histc(scores, bins=32),
+        "quantile": lambda: torch.quantile(scores, quantiles),
+        "bincount": lambda: torch.bincount(ids),
+        "searchsorted": lambda: torch.searchsorted(edges, scores, sorter=sorter),
+        "poisson": lambda: torch.poisson(scores),
+        "normal": lambda: torch.normal(scores, scores),
     }
 
 

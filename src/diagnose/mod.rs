@@ -47,6 +47,8 @@ enum Strength {
     HostCheck,
     StickyAssert,
     Cascade,
+    /// A traceback cut off before its message: only the op its innermost frames are in.
+    CutTraceback,
     PlainError,
     Peer,
 }
@@ -164,11 +166,55 @@ pub fn diagnose(scans: &[LogScan]) -> Report {
 
 fn classify_traceback<'a>(kb: &'static KnowledgeBase, si: usize, tb: &'a Traceback) -> Option<Failure<'a>> {
     let inner = tb.innermost();
-    let exc = inner.exception.as_ref().or(tb.exception.as_ref())?;
-    let mut f = classify_exception(kb, si, exc)?;
+    let exc = inner.exception.as_ref().or(tb.exception.as_ref());
+    let classified = exc.and_then(|e| classify_exception(kb, si, e));
+    // No exception line, or only a stray line that stood in for one: the paste stopped
+    // before the message.
+    let cut = exc.is_none_or(|e| e.type_name.is_none());
+    if cut && classified.as_ref().is_none_or(|f| f.strength == Strength::PlainError) {
+        if let Some(f) = cut_traceback_failure(kb, si, tb) {
+            return Some(f);
+        }
+    }
+    let exc = exc?;
+    let mut f = classified?;
     f.traceback = Some(tb);
     apply_frames(kb, &mut f, tb, is_synchronous(exc));
     Some(f)
+}
+
+/// A traceback that stops before its message, read from its innermost frames: the op they
+/// are in, and what bad values mean for it. Weak evidence: stated as low confidence.
+fn cut_traceback_failure<'a>(
+    kb: &'static KnowledgeBase,
+    si: usize,
+    tb: &'a Traceback,
+) -> Option<Failure<'a>> {
+    let (frame, op) = frames::innermost_first(tb).into_iter().find_map(|frame| {
+        let is_torch = frames::origin(&frame.file) == frames::Origin::Torch;
+        kb.op_of_frame(frame.function.as_deref(), frame.code.as_deref(), is_torch).map(|op| (frame, op))
+    })?;
+    let cause = op.bad_values.clone()?;
+    let line = frame.line.map_or("?".to_string(), |l| l.to_string());
+    let function = frame.function.as_deref().map_or(String::new(), |f| format!(", in {f}"));
+    Some(Failure {
+        strength: Strength::CutTraceback,
+        cause: Some(cause),
+        op: Some(op.name.clone()),
+        title: None,
+        hint: Some(format!(
+            "The log stops before the error message: the traceback ends inside {}, so the cause is read from its innermost frames, not from a message (low confidence). Paste the whole error to confirm it.",
+            op.name
+        )),
+        values: Map::new(),
+        text: format!("File \"{}\", line {line}{function} (the last frame before the log stops)", frame.file),
+        at: (si, frame.log_line),
+        traceback: Some(tb),
+        assertion: None,
+        followon: None,
+        tolerant: false,
+        stated_location: None,
+    })
 }
 
 /// What the frames of a traceback say about the op, and what bad values mean there.
@@ -194,6 +240,13 @@ fn apply_frames(kb: &'static KnowledgeBase, f: &mut Failure<'_>, tb: &Traceback,
         // A CUDA assert error with no assertion line in the log: synchronous and inside an
         // op that asserts on bad values, that op failed; otherwise the visible error only
         // follows an earlier failure, and the op is merely where it surfaced.
+        Strength::StickyAssert if f.cause.as_deref().is_some_and(|c| c != "cascade") => {
+            // The error named the kernel file that failed: its cause stands; the frames
+            // may still say which of the file's ops it was.
+            if let Some(op) = op_in_frames(kb, tb).filter(|o| o.bad_values == f.cause) {
+                f.op = Some(op.name.clone());
+            }
+        }
         Strength::StickyAssert => {
             let op = op_in_frames(kb, tb);
             match op.and_then(|o| o.bad_values.clone()) {
@@ -250,7 +303,8 @@ fn classify_exception<'a>(kb: &'static KnowledgeBase, si: usize, exc: &Exception
         return Some(f);
     }
     let first = full_first_line(exc);
-    if let Some(f) = classify_text(kb, si, exc.log_line, &first) {
+    if let Some(mut f) = classify_text(kb, si, exc.log_line, &first) {
+        name_failed_kernel(kb, &mut f, exc.lines());
         return Some(f);
     }
     // Launcher summaries and teardown noise explain nothing.
@@ -263,16 +317,23 @@ fn classify_exception<'a>(kb: &'static KnowledgeBase, si: usize, exc: &Exception
             return Some(message_failure(m, si, exc.log_line, line));
         }
     }
-    // A terminal or forum wrapped the message onto the next line.
-    if let Some(next) = exc.continuation.first() {
-        for joined in [format!("{first}{next}"), format!("{first} {next}")] {
-            if let Some(f) = classify_text(kb, si, exc.log_line, &joined) {
+    // A terminal or forum wrapped the message onto the next lines.
+    let mut joined = first.clone();
+    for next in exc.continuation.iter().take(MESSAGE_LINES_JOINED) {
+        for candidate in [format!("{joined}{next}"), format!("{joined} {next}")] {
+            if let Some(f) = classify_text(kb, si, exc.log_line, &candidate) {
                 return Some(f);
             }
         }
+        joined = format!("{joined} {next}");
     }
     if let Some(f) = classify_damaged_text(kb, si, exc.log_line, &first) {
         return Some(f);
+    }
+    if joined.len() > first.len() {
+        if let Some(f) = classify_damaged_text(kb, si, exc.log_line, &joined) {
+            return Some(f);
+        }
     }
     Some(Failure {
         strength: Strength::PlainError,
@@ -291,6 +352,27 @@ fn classify_exception<'a>(kb: &'static KnowledgeBase, si: usize, exc: &Exception
     })
 }
 
+/// A CUDA error that names the kernel source file where it was noticed (THC's
+/// `… device-side assert triggered at /pytorch/aten/src/THCUNN/generic/ClassNLLCriterion.cu:87`,
+/// `THCudaCheck FAIL file=…\THC\generic\THCTensorRandom.cu line=…`): when the file holds
+/// the checks of one cause, that cause, and the op when it holds one op's checks.
+fn name_failed_kernel<'t>(
+    kb: &'static KnowledgeBase,
+    f: &mut Failure<'_>,
+    lines: impl Iterator<Item = &'t str>,
+) {
+    if f.strength != Strength::StickyAssert {
+        return;
+    }
+    let Some(file) = lines.take(4).find_map(|l| kb.kernel_file_named_in(l)) else { return };
+    let Some(cause) = file.only_cause() else { return };
+    f.cause = Some(cause.to_string());
+    f.op = file.only_op().map(str::to_string).or(f.op.take());
+}
+
+/// How many lines of a message are joined back when a terminal or forum broke it.
+const MESSAGE_LINES_JOINED: usize = 3;
+
 fn full_first_line(exc: &ExceptionText) -> String {
     match &exc.type_name {
         Some(t) if exc.message.is_empty() => t.clone(),
@@ -306,7 +388,7 @@ fn classify_text<'a>(
     log_line: u64,
     text: &str,
 ) -> Option<Failure<'a>> {
-    if let Some(m) = kb.match_message(text) {
+    if let Some(m) = kb.match_message(text).or_else(|| kb.match_message_any_case(text)) {
         return Some(message_failure(m, si, log_line, text));
     }
     let followon = kb.match_followon(text)?;
@@ -400,7 +482,9 @@ fn classify_error_line<'a>(
     log_line: u64,
     text: &str,
 ) -> Option<Failure<'a>> {
-    let f = classify_text(kb, si, log_line, text)?;
+    let mut f =
+        classify_text(kb, si, log_line, text).or_else(|| classify_damaged_text(kb, si, log_line, text))?;
+    name_failed_kernel(kb, &mut f, std::iter::once(text));
     // A bare exception line with no known message says too little to stand on its own.
     if f.strength == Strength::PlainError {
         return None;
@@ -573,6 +657,7 @@ fn build_diagnosis(
                 Confidence::High
             }
             Strength::StickyAssert | Strength::Cascade | Strength::Peer => Confidence::Medium,
+            Strength::CutTraceback => Confidence::Low,
         },
         title: root.title.clone(),
         hint: root.hint.clone(),
@@ -796,6 +881,7 @@ fn evidence_kind(f: &Failure<'_>) -> &'static str {
         Strength::Guard => "guard",
         Strength::Peer => "peer",
         Strength::Cascade => "follow-on",
+        Strength::CutTraceback => "innermost-frame",
         _ if f.traceback.is_some() => "exception",
         _ => "error",
     }

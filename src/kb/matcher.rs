@@ -35,6 +35,9 @@ pub struct Matchers {
     /// Each message's literal: a message's regex runs only on text that contains it.
     message_literals: AhoCorasick,
     message_regexes: Vec<LazyRegex>,
+    /// The same, for text typed again in another case (compiled on first use).
+    message_literals_any_case: OnceLock<AhoCorasick>,
+    message_regexes_any_case: Vec<LazyRegex>,
     op_calls: Vec<Vec<LazyRegex>>,
 }
 
@@ -70,13 +73,23 @@ impl Matchers {
             if let Some(pattern) = &site.condition_regex {
                 by_regex.push((i, LazyRegex::new(pattern)));
             } else {
-                by_condition.entry(collapse_whitespace(&site.condition)).or_default().push(i);
+                by_condition.entry(condition_key(&site.condition)).or_default().push(i);
             }
         }
         let message_regexes = messages.iter().map(|m| LazyRegex::new(&m.pattern)).collect();
+        let message_regexes_any_case =
+            messages.iter().map(|m| LazyRegex::new(&format!("(?i){}", m.pattern))).collect();
         let message_literals = AhoCorasick::new(messages.iter().map(|m| m.literal.as_str()))?;
         let op_calls = ops.iter().map(|op| op.calls.iter().map(|c| LazyRegex::new(c)).collect()).collect();
-        Ok(Matchers { by_condition, by_regex, message_literals, message_regexes, op_calls })
+        Ok(Matchers {
+            by_condition,
+            by_regex,
+            message_literals,
+            message_regexes,
+            message_literals_any_case: OnceLock::new(),
+            message_regexes_any_case,
+            op_calls,
+        })
     }
 
     /// Compiles every pattern, naming the first that does not compile.
@@ -87,7 +100,7 @@ impl Matchers {
             .map(|(_, r)| r)
             .chain(&self.message_regexes)
             .chain(self.op_calls.iter().flatten());
-        for lazy in all {
+        for lazy in all.chain(&self.message_regexes_any_case) {
             Regex::new(&lazy.pattern).map_err(|e| anyhow::anyhow!("pattern {:?}: {e}", lazy.pattern))?;
         }
         Ok(())
@@ -104,11 +117,12 @@ impl Matchers {
         let condition = collapse_whitespace(condition);
         let kernel = kernel_name(kernel);
         let file = basename(file);
-        if let Some(candidates) = self.by_condition.get(&condition) {
+        if let Some(candidates) = self.by_condition.get(&condition_key(&condition)) {
             // Several sites share a condition; the kernel name and file tell them apart.
             let score = |site: &AssertSite| {
                 let kernel_hit = !site.kernel.is_empty() && site.kernel == kernel;
-                let file_hit = !site.file.is_empty() && site.file.eq_ignore_ascii_case(file);
+                let file_hit = !site.file.is_empty()
+                    && super::catalogue::file_stem(&site.file) == super::catalogue::file_stem(file);
                 let message_hit = site
                     .message_contains
                     .as_deref()
@@ -139,8 +153,33 @@ impl Matchers {
     }
 
     pub fn match_message<'kb>(&self, messages: &'kb [Message], text: &str) -> Option<MessageMatch<'kb>> {
+        Self::first_match(messages, &self.message_literals, &self.message_regexes, text)
+    }
+
+    /// A message typed again by hand: in any case, with runs of blanks for one.
+    pub fn match_message_any_case<'kb>(
+        &self,
+        messages: &'kb [Message],
+        text: &str,
+    ) -> Option<MessageMatch<'kb>> {
+        let literals = self.message_literals_any_case.get_or_init(|| {
+            AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(messages.iter().map(|m| m.literal.as_str()))
+                .expect("the same literals built the exact automaton")
+        });
+        let collapsed = collapse_whitespace(text);
+        Self::first_match(messages, literals, &self.message_regexes_any_case, &collapsed)
+    }
+
+    fn first_match<'kb>(
+        messages: &'kb [Message],
+        literals: &AhoCorasick,
+        regexes: &[LazyRegex],
+        text: &str,
+    ) -> Option<MessageMatch<'kb>> {
         let mut candidates: Vec<usize> =
-            self.message_literals.find_overlapping_iter(text).map(|m| m.pattern().as_usize()).collect();
+            literals.find_overlapping_iter(text).map(|m| m.pattern().as_usize()).collect();
         if candidates.is_empty() {
             return None;
         }
@@ -148,7 +187,7 @@ impl Matchers {
         candidates.sort_unstable();
         candidates.dedup();
         candidates.into_iter().find_map(|i| {
-            let re = self.message_regexes[i].get();
+            let re = regexes[i].get();
             let caps = re.captures(text)?;
             let mut values = capture_values(re, &caps);
             let op = values.remove("op").and_then(|v| v.as_str().map(str::to_string));
@@ -177,6 +216,12 @@ impl Matchers {
             .find(|(_, calls)| calls.iter().any(|re| re.get().is_match(code)))
             .map(|(op, _)| op)
     }
+}
+
+/// A condition as looked up: without blanks and case, so that a condition typed from a
+/// screenshot (`t>=0 && t<n_classes`, `T >= 0`) is the one printed.
+fn condition_key(condition: &str) -> String {
+    condition.chars().filter(|c| !c.is_whitespace()).flat_map(char::to_lowercase).collect()
 }
 
 /// Named groups of a match as JSON values: integers where the text is one.

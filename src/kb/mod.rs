@@ -2,9 +2,11 @@
 //! and op signatures, written once as TOML (`kb/*.toml`) and embedded in the binary.
 //! The Python package ships the same files.
 
+mod catalogue;
 mod matcher;
 mod tolerant;
 
+pub use catalogue::{file_stem, KernelFile};
 pub use matcher::{basename, kernel_name, AssertMatch, MessageMatch};
 
 use serde::Deserialize;
@@ -12,13 +14,14 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// The TOML sources, embedded at build time. `kb/` at the repository root links here.
-pub const SOURCES: [(&str, &str); 6] = [
+pub const SOURCES: [(&str, &str); 7] = [
     ("causes.toml", include_str!("../../python/assertscope/kb/causes.toml")),
     ("asserts.toml", include_str!("../../python/assertscope/kb/asserts.toml")),
     ("messages.toml", include_str!("../../python/assertscope/kb/messages.toml")),
     ("followons.toml", include_str!("../../python/assertscope/kb/followons.toml")),
     ("ops.toml", include_str!("../../python/assertscope/kb/ops.toml")),
     ("hints.toml", include_str!("../../python/assertscope/kb/hints.toml")),
+    ("value-checks.toml", include_str!("../../python/assertscope/kb/value-checks.toml")),
 ];
 
 #[derive(Debug, Clone, Deserialize)]
@@ -137,6 +140,30 @@ impl Hint {
     }
 }
 
+/// A check PyTorch's kernels make on tensor values (value-checks.toml, generated from
+/// PyTorch's source by tests/kb_value_checks.rs).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValueCheck {
+    pub id: String,
+    pub op: String,
+    pub ops: Vec<String>,
+    pub cause: String,
+    #[serde(rename = "macro")]
+    pub macro_name: String,
+    pub device: String,
+    /// The message, `{}` for each value the check inserts.
+    pub template: String,
+    pub condition: String,
+    pub kernels: Vec<String>,
+    pub families: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct ValueCheckFile {
+    check: Vec<ValueCheck>,
+}
+
 #[derive(Deserialize)]
 struct HintFile {
     hint: Vec<Hint>,
@@ -181,7 +208,9 @@ pub struct KnowledgeBase {
     pub followons: Vec<FollowOn>,
     pub ops: Vec<OpSignature>,
     pub hints: Vec<Hint>,
+    pub value_checks: Vec<ValueCheck>,
     cause_index: HashMap<String, usize>,
+    kernel_files: HashMap<String, KernelFile>,
     matchers: matcher::Matchers,
     tolerant_messages: tolerant::Examples,
     tolerant_followons: tolerant::Examples,
@@ -227,6 +256,9 @@ impl KnowledgeBase {
             .followon;
         let ops = toml::from_str::<OpFile>(text("ops.toml")?).map_err(parse_err("ops.toml"))?.op;
         let hints = toml::from_str::<HintFile>(text("hints.toml")?).map_err(parse_err("hints.toml"))?.hint;
+        let value_checks = toml::from_str::<ValueCheckFile>(text("value-checks.toml")?)
+            .map_err(parse_err("value-checks.toml"))?
+            .check;
 
         let cause_index: HashMap<String, usize> =
             causes.iter().enumerate().map(|(i, c)| (c.id.clone(), i)).collect();
@@ -253,6 +285,11 @@ impl KnowledgeBase {
         for h in &hints {
             check_cause("hints.toml", &h.id, &h.cause)?;
         }
+        for v in &value_checks {
+            check_cause("value-checks.toml", &v.id, &v.cause)?;
+        }
+        let messages = catalogue::with_value_checks(messages, &value_checks);
+        let kernel_files = catalogue::kernel_files(&asserts, &value_checks);
         let matchers = matcher::Matchers::build(&asserts, &messages, &followons, &ops)?;
         let tolerant_messages =
             tolerant::Examples::new(messages.iter().map(|m| (m.literal.as_str(), m.example.as_str())));
@@ -266,7 +303,9 @@ impl KnowledgeBase {
             followons,
             ops,
             hints,
+            value_checks,
             cause_index,
+            kernel_files,
             matchers,
             tolerant_messages,
             tolerant_followons,
@@ -308,11 +347,41 @@ impl KnowledgeBase {
         condition: &str,
         message: Option<&str>,
     ) -> Option<AssertMatch<'_>> {
-        self.matchers.match_assert(&self.asserts, file, kernel, condition, message)
+        self.matchers.match_assert(&self.asserts, file, kernel, condition, message).or_else(|| {
+            // A condition the knowledge base does not list, in a kernel it knows by name.
+            let name = kernel_name(kernel);
+            if let Some(site) =
+                self.asserts.iter().find(|s| !s.internal && !name.is_empty() && s.kernel == name)
+            {
+                return Some(AssertMatch { site, values: serde_json::Map::new(), confirmed: false });
+            }
+            // Or in a file whose checks all mean one thing (THC's and THCUNN's spellings).
+            let stem = file_stem(file)?;
+            let known = self.kernel_files.get(&stem)?;
+            known.only_cause()?;
+            let site =
+                self.asserts.iter().find(|s| !s.internal && file_stem(&s.file).as_deref() == Some(&stem))?;
+            Some(AssertMatch { site, values: serde_json::Map::new(), confirmed: false })
+        })
+    }
+
+    /// What a kernel source file (any path form) stands for, if its checks are known.
+    pub fn kernel_file(&self, path: &str) -> Option<&KernelFile> {
+        self.kernel_files.get(&file_stem(path)?)
+    }
+
+    /// The first known kernel file a text names (an `at FILE:LINE` suffix, `file=… line=`).
+    pub fn kernel_file_named_in(&self, text: &str) -> Option<&KernelFile> {
+        catalogue::named_files(text).into_iter().find_map(|stem| self.kernel_files.get(&stem))
     }
 
     pub fn match_message(&self, text: &str) -> Option<MessageMatch<'_>> {
         self.matchers.match_message(&self.messages, text)
+    }
+
+    /// A message as typed again by hand: any case, any run of blanks for a space.
+    pub fn match_message_any_case(&self, text: &str) -> Option<MessageMatch<'_>> {
+        self.matchers.match_message_any_case(&self.messages, text)
     }
 
     pub fn match_followon(&self, text: &str) -> Option<&FollowOn> {
@@ -323,6 +392,13 @@ impl KnowledgeBase {
     /// is, when no message matches it exactly. Weaker evidence: no values come with it.
     pub fn match_message_tolerant(&self, text: &str) -> Option<&Message> {
         self.tolerant_messages.find(text).map(|i| &self.messages[i])
+    }
+
+    /// Whether a line holds a known message or follow-on error in another case, spacing
+    /// or quoting than printed (a line worth keeping, to be classified tolerantly).
+    pub fn mentions_known_text(&self, text: &str) -> bool {
+        self.tolerant_messages.find_literal(text).is_some()
+            || self.tolerant_followons.find_literal(text).is_some()
     }
 
     /// The follow-on error a damaged text most likely is.

@@ -1,5 +1,6 @@
 //! Matching a message that a paste damaged: cut off mid-word, without its full stop,
-//! words glued together where a line break was lost. Only the stable part of each
+//! words glued together where a line break was lost, typed again from a screenshot in
+//! another case or spacing, or quoted in backticks and quotes of a forum's own. Only the stable part of each
 //! message is compared, so a tolerant match carries no values, and it is weaker evidence
 //! than an exact one.
 
@@ -34,8 +35,12 @@ fn tokens(text: &str) -> Vec<Token> {
             if word.bytes().all(|b| b.is_ascii_digit()) {
                 out.push(Token::Number);
             } else {
-                out.push(Token::Word(word));
+                out.push(Token::Word(word.to_lowercase()));
             }
+        } else if is_quoting(c) {
+            // Quotes and backticks are the paste's, or the message's own; either way they
+            // do not tell two messages apart.
+            chars.next();
         } else {
             out.push(Token::Punct(c));
             chars.next();
@@ -50,7 +55,10 @@ fn without_type(text: &str) -> &str {
     let t = text.trim();
     match t.split_once(": ") {
         Some((head, rest))
-            if !head.contains(' ') && (head.ends_with("Error") || head.ends_with("Exception")) =>
+            if !head.contains(' ') && {
+                let head = head.to_ascii_lowercase();
+                head.ends_with("error") || head.ends_with("exception")
+            } =>
         {
             rest
         }
@@ -64,8 +72,13 @@ pub struct Examples {
     squeezed_literals: Vec<Option<String>>,
 }
 
+/// The text as compared: no blanks, quotes or emphasis, one case.
 fn squeeze(s: &str) -> String {
-    s.chars().filter(|c| !c.is_whitespace()).collect()
+    s.chars().filter(|c| !c.is_whitespace() && !is_quoting(*c)).flat_map(char::to_lowercase).collect()
+}
+
+fn is_quoting(c: char) -> bool {
+    matches!(c, '`' | '\'' | '"' | '*' | '\u{2018}' | '\u{2019}' | '\u{201c}' | '\u{201d}')
 }
 
 impl Examples {
@@ -80,16 +93,18 @@ impl Examples {
         Examples { examples, squeezed_literals }
     }
 
+    /// The entry whose distinctive literal the text holds, whatever its case, spacing and
+    /// quoting.
+    pub fn find_literal(&self, text: &str) -> Option<usize> {
+        let squeezed = squeeze(text);
+        self.squeezed_literals.iter().position(|l| l.as_ref().is_some_and(|l| squeezed.contains(l.as_str())))
+    }
+
     /// The entry a damaged text belongs to: its literal with spaces lost or added, or its
     /// example cut off (the text is a word-for-word prefix of the example, numbers
     /// standing for numbers, the last word possibly cut).
     pub fn find(&self, text: &str) -> Option<usize> {
-        let squeezed = squeeze(text);
-        if let Some(i) = self
-            .squeezed_literals
-            .iter()
-            .position(|l| l.as_ref().is_some_and(|l| squeezed.contains(l.as_str())))
-        {
+        if let Some(i) = self.find_literal(text) {
             return Some(i);
         }
         let cut = tokens(without_type(text));
@@ -164,6 +179,18 @@ mod tests {
             e.find("Expected floating point type fortarget with class probabilities, got Long"),
             Some(2)
         );
+    }
+
+    #[test]
+    fn case_spacing_and_quoting_do_not_matter() {
+        let e = examples();
+        assert_eq!(e.find("runtimeerror: cuda error: DEVICE-SIDE ASSERT TRIGGERED"), Some(1));
+        assert_eq!(e.find("indexerror: target 3 is out of bounds"), Some(0));
+        assert_eq!(
+            e.find("`Expected floating point type for target with class probabilities, got Long`"),
+            Some(2)
+        );
+        assert_eq!(e.find("Expected  floating point type  for `target` with class probabilities"), Some(2));
     }
 
     #[test]

@@ -31,7 +31,9 @@ pub fn parse(text: &str) -> Option<AssertionLine> {
     if let Some(i) = text.find("Assertion failed: `") {
         return parse_printf(text, i);
     }
-    let start = text.find("Assertion `")?;
+    let Some(start) = text.find("Assertion `") else {
+        return parse_transcribed(text);
+    };
     let rest = &text[start + "Assertion `".len()..];
     // Conditions can hold backticks themselves (the multinomial message does).
     let end = rest.rfind("` failed").or_else(|| rest.rfind('`'))?;
@@ -46,6 +48,32 @@ pub fn parse(text: &str) -> Option<AssertionLine> {
     }
     Some(AssertionLine { file, line, kernel, condition, block, thread, message: None })
 }
+
+/// An assertion line typed from a screenshot or re-quoted by a forum: `assertion 't >= 0'
+/// failed`, curly or straight quotes, any case. Read as the printed form.
+fn parse_transcribed(text: &str) -> Option<AssertionLine> {
+    let lower = text.to_ascii_lowercase();
+    let at = lower.find("assertion ")?;
+    // Only a kernel's line: its place (a CUDA source file, a block) comes first. Prose that
+    // mentions an assertion is not one.
+    let place = &lower[..at];
+    if !(place.contains(".cu") || place.contains("block")) {
+        return None;
+    }
+    let after = &text[at + "assertion ".len()..];
+    let open = after.chars().next().filter(|c| QUOTES.contains(c))?;
+    let body = &after[open.len_utf8()..];
+    let lower_body = body.to_ascii_lowercase();
+    let close = lower_body.rfind(" failed").filter(|&i| i > 0)?;
+    let condition = body[..close].trim_end();
+    let last = condition.chars().last().filter(|c| QUOTES.contains(c))?;
+    let condition = &condition[..condition.len() - last.len_utf8()];
+    let printed = format!("{}Assertion `{condition}` failed.", &text[..at]);
+    parse(&printed).filter(|a| !a.condition.is_empty())
+}
+
+/// Quotes a transcription may put around a condition instead of backticks.
+const QUOTES: &[char] = &['`', '\'', '"', '\u{2018}', '\u{2019}', '\u{201c}', '\u{201d}'];
 
 fn parse_printf(text: &str, at: usize) -> Option<AssertionLine> {
     let rest = &text[at + "Assertion failed: `".len()..];
@@ -241,6 +269,16 @@ mod tests {
     fn wrapped_line_keeps_the_condition() {
         let a = parse("Assertion `srcIndex < srcSelectDimSize` failed.").unwrap();
         assert_eq!((a.file.as_str(), a.condition.as_str()), ("", "srcIndex < srcSelectDimSize"));
+    }
+
+    #[test]
+    fn transcribed_lines_read_as_printed() {
+        let a = parse("/pytorch/aten/src/THCUNN/ClassNLLCriterion.cu:105: block: [0,0,0], thread: [2,0,0] assertion 't >= 0 && t < n_classes' FAILED.").unwrap();
+        assert_eq!((a.condition.as_str(), a.line), ("t >= 0 && t < n_classes", Some(105)));
+        let a = parse("Loss.cu:250: block: [0,0,0], thread: [0,0,0] Assertion \u{2018}t >= 0 && t < n_classes\u{2019} failed.").unwrap();
+        assert_eq!(a.condition, "t >= 0 && t < n_classes");
+        assert!(parse("AssertionError: 'x' failed").is_none());
+        assert!(parse("Note: the assertion \"x > 0\" failed in my unit test").is_none());
     }
 
     #[test]

@@ -249,7 +249,9 @@ impl ScanState {
 
     fn feed(&mut self, raw: &str, number: u64) {
         let clean = line::strip_ansi(raw);
-        let prefixed = line::strip_rank_prefix(&clean);
+        // A block-quoted paste quotes the launcher's prefix too.
+        let unquoted = clean.strip_prefix("> ").filter(|rest| rest.starts_with('[')).unwrap_or(&clean);
+        let prefixed = line::strip_rank_prefix(unquoted);
         let rank = prefixed.rank.or(self.default_rank);
         let text = paste::repair(prefixed.text);
         let mut text: Cow<'_, str> = text;
@@ -292,7 +294,7 @@ impl ScanState {
         if let Some(a) = self.dsa.take() {
             self.push_assertion(self.dsa_rank, a, number, true);
         }
-        if text.contains("Assertion") {
+        if text.contains("ssertion") || text.contains("SSERTION") {
             if let Some(a) = assertion::parse(text) {
                 self.push_assertion(rank, a, number, false);
                 return;
@@ -341,7 +343,8 @@ impl ScanState {
         let kb = crate::kb::KnowledgeBase::get();
         let relevant = looks_like_error_line(text)
             || kb.match_followon(text).is_some()
-            || kb.match_message(text).is_some();
+            || kb.match_message(text).is_some()
+            || kb.mentions_known_text(text);
         if !relevant || self.scan.errors.len() >= MAX_ERRORS {
             return;
         }
@@ -446,7 +449,8 @@ impl ScanState {
 fn looks_like_error_line(text: &str) -> bool {
     let head = text.split(':').next().unwrap_or("");
     let last = head.rsplit('.').next().unwrap_or(head);
-    !head.contains(' ') && (last.ends_with("Error") || last.ends_with("Exception"))
+    !head.contains(' ')
+        && (last.ends_with("Error") || last.ends_with("Exception") || traceback::is_retyped_error_name(last))
 }
 
 /// The rank named inside a message, as NCCL's watchdog writes it: `[Rank 3]`.

@@ -216,13 +216,22 @@ pub fn is_exception_line(text: &str) -> bool {
 
 fn looks_like_exception_type(name: &str) -> bool {
     let last = name.rsplit('.').next().unwrap_or(name);
-    last.ends_with("Error")
+    is_retyped_error_name(last)
+        || last.ends_with("Error")
         || last.ends_with("Exception")
         || last.ends_with("Interrupt")
         || last.ends_with("Exit")
         || last.ends_with("Failure")
         || last.ends_with("Warning")
         || matches!(last, "StopIteration" | "GeneratorExit" | "KeyError")
+}
+
+/// An exception's name typed again in lower case (`runtimeerror`, `indexerror`): longer
+/// than its suffix, so that a plain `error:` is not one.
+pub fn is_retyped_error_name(name: &str) -> bool {
+    name.len() > "exception".len()
+        && name.bytes().all(|b| b.is_ascii_lowercase())
+        && (name.ends_with("error") || name.ends_with("exception"))
 }
 
 /// What a builder did with a line.

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 
 
 class Case:
-    def __init__(self, name, good, bad, cause, op, cpu_raises=True):
+    def __init__(self, name, good, bad, cause, op, cpu_raises=True, host=False):
         self.name = name
         self.good = good
         self.bad = bad
@@ -16,6 +16,9 @@ class Case:
         self.op = op
         # PyTorch's CPU kernels refuse the bad input too (else it is a silent CUDA memory bug).
         self.cpu_raises = cpu_raises
+        # PyTorch refuses it on the host on every device (an empty input, a range given
+        # the wrong way round): the guard explains at once, in every mode.
+        self.host = host or cause == "target-shape"
 
     def __repr__(self):
         return self.name
@@ -297,4 +300,53 @@ CASES = [
          lambda: torch.zeros(2, 2).masked_scatter_(torch.tensor([True, False]), torch.ones(2)),
          lambda: torch.zeros(3, 2).masked_scatter_(torch.tensor([True, False]), torch.ones(2)),
          "index-out-of-bounds", "masked_scatter_"),
+    # --- value checks: histograms, quantiles, counts, searches, rates
+    Case("histc NaN input, range from the data",
+         lambda: torch.histc(torch.tensor([0.5, 1.0, 2.0]), bins=4),
+         lambda: torch.histc(torch.tensor([0.5, float("nan"), 2.0]), bins=4),
+         "nan-inf", "histc"),
+    Case("Tensor.histc inf input",
+         lambda: torch.tensor([0.5, float("nan"), 2.0]).histc(bins=4, min=0, max=3),
+         lambda: torch.tensor([0.5, float("inf"), 2.0]).histc(bins=4),
+         "nan-inf", "histc"),
+    Case("histc min > max",
+         lambda: torch.histc(torch.tensor([0.5, 1.0, 2.0]), bins=4, min=0, max=3),
+         lambda: torch.histc(torch.tensor([0.5, 1.0, 2.0]), bins=4, min=3, max=0),
+         "value-domain", "histc", host=True),
+    Case("quantile of an empty selection",
+         lambda: torch.quantile(torch.tensor([0.1, 0.9, 0.4]), 0.5),
+         lambda: torch.quantile(torch.tensor([0.1, 0.9, 0.4])[torch.tensor([False, False, False])], 0.5),
+         "empty-tensor", "quantile", host=True),
+    Case("quantile q tensor in percent",
+         lambda: torch.quantile(torch.tensor([0.1, 0.9, 0.4]), torch.tensor([0.5, 0.95])),
+         lambda: torch.quantile(torch.tensor([0.1, 0.9, 0.4]), torch.tensor([50.0, 95.0])),
+         "value-domain", "quantile"),
+    Case("nanquantile q float out of range",
+         lambda: torch.tensor([0.1, float("nan"), 0.4]).nanquantile(0.25),
+         lambda: torch.tensor([0.1, float("nan"), 0.4]).nanquantile(1.5),
+         "value-domain", "nanquantile", host=True),
+    Case("bincount negative value",
+         lambda: torch.bincount(torch.tensor([0, 2, 2, 5])),
+         lambda: torch.bincount(torch.tensor([0, 2, -1, 5])),
+         "value-domain", "bincount"),
+    Case("bincount weights of another length",
+         lambda: torch.tensor([0, 2, 2]).bincount(weights=torch.tensor([0.5, 1.0, 2.0])),
+         lambda: torch.tensor([0, 2, 2]).bincount(weights=torch.tensor([0.5, 1.0])),
+         "value-domain", "bincount", host=True),
+    Case("searchsorted sorter out of range",
+         lambda: torch.searchsorted(torch.tensor([3.0, 1.0, 2.0]), torch.tensor([1.5, 2.5]), sorter=torch.tensor([1, 2, 0])),
+         lambda: torch.searchsorted(torch.tensor([3.0, 1.0, 2.0]), torch.tensor([1.5, 2.5]), sorter=torch.tensor([2, 3, 1])),
+         "index-out-of-bounds", "searchsorted"),
+    Case("poisson negative rate",
+         lambda: torch.poisson(torch.tensor([0.0, 1.5, 4.0]), generator=g()),
+         lambda: torch.poisson(torch.tensor([0.5, -1.5, 4.0]), generator=g()),
+         "value-domain", "poisson"),
+    Case("normal negative std tensor",
+         lambda: torch.normal(torch.zeros(3), torch.tensor([0.0, 1.0, 2.0]), generator=g()),
+         lambda: torch.normal(torch.zeros(3), torch.tensor([0.5, -1.0, 2.0]), generator=g()),
+         "value-domain", "normal"),
+    Case("normal NaN std with a float mean",
+         lambda: torch.normal(0.0, torch.tensor([1.0, 2.0]), generator=g()),
+         lambda: torch.normal(0.0, torch.tensor([1.0, float("nan")]), generator=g()),
+         "value-domain", "normal"),
 ]

@@ -68,6 +68,7 @@ GUARDED_OPS = [
     "nn.functional.multilabel_margin_loss", "nn.functional.one_hot", "multinomial", "bernoulli",
     "nn.functional.ctc_loss", "nn.functional.max_unpool1d", "nn.functional.max_unpool2d",
     "nn.functional.max_unpool3d", "repeat_interleave", "masked_scatter",
+    "histc", "quantile", "nanquantile", "bincount", "searchsorted", "normal",
 ]
 GUARDED_MODULES = ["Embedding", "EmbeddingBag", "CrossEntropyLoss", "NLLLoss", "BCELoss", "MultiMarginLoss",
                    "MultiLabelMarginLoss", "CTCLoss", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]

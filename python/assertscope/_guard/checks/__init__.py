@@ -7,18 +7,24 @@ from . import (
     advanced_index,
     batchnorm,
     bce,
+    bincount,
     class_target,
     ctc,
     embedding,
     embedding_bag,
     gather_scatter,
+    histc,
     index_dim,
     masked_scatter,
     max_unpool,
+    normal,
     one_hot,
+    poisson,
+    quantile,
     repeat_interleave,
     rnn,
     sampling,
+    searchsorted,
     take_put,
 )
 
@@ -37,6 +43,12 @@ MODULES = (
     max_unpool,
     repeat_interleave,
     masked_scatter,
+    histc,
+    quantile,
+    bincount,
+    searchsorted,
+    poisson,
+    normal,
 )
 
 PATCHES = [patch for module in MODULES for patch in module.PATCHES]

@@ -4,13 +4,24 @@ import torch
 
 from .._call import Check
 from .._state import checkable
-from .._rules import RangeRule
+from .._rules import RangeRule, Rule, _item
 from .._verified import ranges_of
-from .._analysis import range_report, interval, plural
+from .._analysis import range_report, interval, plural, locate, positions_text
+from ..._summary import number
 from ... import kb
 from ...errors import Finding
 
-__all__ = ["is_index_tensor", "dim_size", "within", "IndexRangeCheck"]
+__all__ = [
+    "is_index_tensor",
+    "dim_size",
+    "within",
+    "IndexRangeCheck",
+    "NonNegativeRule",
+    "FiniteRule",
+    "HostRule",
+    "domain_facts",
+    "NonNegativeCheck",
+]
 
 
 _INDEX_DTYPES = frozenset(
@@ -111,3 +122,104 @@ def function_and_methods(name, check, names):
         ("torch.Tensor", name + "_", check, names),
         ("torch.Tensor", name, check, names),
     ]
+
+
+class NonNegativeRule(Rule):
+    """Every entry is >= 0; NaN fails, as it fails the kernel's `x >= 0`."""
+
+    __slots__ = ()
+
+    def passes(self):
+        low, _ = torch.aminmax(self.tensor.detach())
+        return bool(_item(low) >= 0)
+
+    def bad(self):
+        return ~(self.tensor.detach() >= 0)
+
+    def repaired(self, bad):
+        return self.tensor.masked_fill(bad, 0)
+
+
+class FiniteRule(Rule):
+    """Every entry is finite: no NaN, no inf."""
+
+    __slots__ = ()
+
+    def passes(self):
+        low, high = torch.aminmax(self.tensor.detach())
+        low, high = _item(low), _item(high)
+        # (aminmax is NaN when any entry is; inf shows in an extreme)
+        return low == low and high == high and abs(low) != float("inf") and abs(high) != float("inf")
+
+    def bad(self):
+        return ~torch.isfinite(self.tensor.detach())
+
+    def repaired(self, bad):
+        return self.tensor.masked_fill(bad, 0)
+
+
+class HostRule(Rule):
+    """A problem known from shapes and Python numbers alone, which PyTorch refuses on the
+    host on every device: it always fails, without reading values; the guard explains it."""
+
+    __slots__ = ("problem",)
+    host = True
+
+    def __init__(self, arg, tensor, problem):
+        super().__init__(arg, tensor)
+        self.problem = problem
+
+    def passes(self):
+        return False
+
+    def bad(self):
+        return torch.ones((), dtype=torch.bool, device=self.tensor.device)
+
+    def repaired(self, bad):
+        return self.tensor
+
+
+def domain_facts(tensor, bad):
+    """(found suffix, facts) for the entries of `tensor` marked in `bad`: how many, where, the
+    extremes of the finite entries and the NaN and inf counts."""
+    t = tensor.detach()
+    count, values, positions = locate(t, bad)
+    floating = t.is_floating_point()
+    finite = t[torch.isfinite(t)] if floating else t.reshape(-1)
+    facts = {
+        "min": finite.min().item() if finite.numel() else None,
+        "max": finite.max().item() if finite.numel() else None,
+        "bad_count": count,
+        "numel": t.numel(),
+        "nan_count": int(torch.isnan(t).sum()) if floating else 0,
+        "inf_count": int(torch.isinf(t).sum()) if floating else 0,
+        "positions": positions,
+        "bad_values": values,
+    }
+    return positions_text(values, positions, count), facts
+
+
+class NonNegativeCheck(Check):
+    """An op whose kernel refuses negative (or NaN) entries of one floating argument."""
+
+    def __init__(self, op, arg, what):
+        self.op = op
+        self.arg = arg
+        self.what = what
+
+    def rules(self, call):
+        tensor = call.get(self.arg)
+        if not checkable(tensor) or not tensor.is_floating_point() or tensor.numel() == 0:
+            return []
+        return [NonNegativeRule(self.arg, tensor)]
+
+    def explain(self, call, rule):
+        t = rule.tensor.detach()
+        suffix, facts = domain_facts(t, ~(t >= 0))
+        found = (
+            f"{facts['bad_count']} of {facts['numel']} {self.what} {plural(facts['numel'], 'value')} "
+            f"below 0 or NaN: {suffix}"
+        )
+        low = number(facts["min"]) if facts["min"] is not None else "NaN"
+        hint = kb.hint("negative-parameter", op=self.op, what=self.what, min=low)
+        return Finding("value-domain", found, facts, [(self.arg, rule.tensor)], hint)
