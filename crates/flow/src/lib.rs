@@ -9,6 +9,7 @@ pub mod imports;
 pub mod semantic;
 pub mod source;
 pub mod summary;
+pub mod slice;
 pub mod walk;
 
 pub use evidence::{Evidence, Place, Related};

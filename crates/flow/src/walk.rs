@@ -85,3 +85,20 @@ pub fn describe_io(err: &std::io::Error) -> String {
         _ => err.to_string(),
     }
 }
+
+/// The Python files under `root`, as ripgrep would find them (`.gitignore`, `.ignore` and
+/// hidden files honoured), in a stable order; at most `limit` of them.
+pub fn python_files(root: &Path, limit: usize) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<std::path::PathBuf> = ignore::WalkBuilder::new(root)
+        .require_git(false)
+        .max_depth(Some(8))
+        .build()
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .map(|e| e.into_path())
+        .filter(|p| p.extension().is_some_and(|e| e == "py"))
+        .take(limit)
+        .collect();
+    files.sort();
+    files
+}
