@@ -90,6 +90,7 @@ pub fn diagnose_job(scans: &[LogScan], reports: &[GuardReport]) -> Report {
     let Some((first, rest)) = ordered.split_first() else { return from_log };
     let mut report = Report::default();
     let mut root = first.diagnosis.clone();
+    crate::origin::trace(&mut root, first.runtime.as_ref(), &[]);
     root.rank = root.rank.or(first.rank);
     let root_rank = root.rank;
     report.diagnoses.push(root);
@@ -585,7 +586,36 @@ fn build_diagnosis(
     };
     read_rest_of_log(scans, key, root, &mut draft);
     compiled_code(&scans[si], root, &mut draft);
-    write_up(kb, root, draft, location, key.rank())
+    let mut diagnosis = write_up(kb, root, draft, location, key.rank());
+    if let Some((_, tb)) = surfaced {
+        origin_from_source(&mut diagnosis, tb);
+    }
+    diagnosis
+}
+
+/// With the traceback's user files on disk, the proved origin of the bad value, traced
+/// from the user's innermost frame (or from the asserting op's call found before the line
+/// where an asynchronous error surfaced).
+fn origin_from_source(diagnosis: &mut Diagnosis, tb: &Traceback) {
+    let mut frames: Vec<assertscope_flow::slice::Frame> = frames::innermost_first(tb)
+        .into_iter()
+        .filter(|f| frames::origin(&f.file) == frames::Origin::User)
+        .filter_map(|f| {
+            Some(assertscope_flow::slice::Frame {
+                file: f.file.clone().into(),
+                line: usize::try_from(f.line?).ok()?,
+                function: f.function.clone(),
+            })
+        })
+        .collect();
+    let Some(first) = frames.first_mut() else { return };
+    if !first.file.is_file() {
+        return;
+    }
+    if let Some(call) = diagnosis.origin.iter().find(|o| o.role == "call").and_then(|o| o.line) {
+        first.line = call as usize;
+    }
+    crate::origin::trace(diagnosis, None, &frames);
 }
 
 /// The error itself as evidence, and what the assertion's site and a synchronous
@@ -788,6 +818,8 @@ fn write_up(
         fix,
         checklist_step: cause.checklist_step(),
         origin,
+        origin_end: None,
+        dataset_indices: None,
     }
 }
 
