@@ -593,6 +593,13 @@ fn build_diagnosis(
     diagnosis
 }
 
+/// Whether the file's line on disk is the code the traceback printed (so its `^^^` columns
+/// hold for it).
+fn same_code(file: &str, line: usize, code: Option<&str>) -> bool {
+    let on_disk = crate::diagnostic::read_line(std::path::Path::new(file), line as u64);
+    code.is_some_and(|c| on_disk.is_some_and(|d| d.trim() == c.trim()))
+}
+
 /// With the traceback's user files on disk, the proved origin of the bad value, traced
 /// from the user's innermost frame (or from the asserting op's call found before the line
 /// where an asynchronous error surfaced).
@@ -601,10 +608,12 @@ fn origin_from_source(diagnosis: &mut Diagnosis, tb: &Traceback) {
         .into_iter()
         .filter(|f| frames::origin(&f.file) == frames::Origin::User)
         .filter_map(|f| {
+            let line = usize::try_from(f.line?).ok()?;
             Some(assertscope_flow::slice::Frame {
                 file: f.file.clone().into(),
-                line: usize::try_from(f.line?).ok()?,
+                line,
                 function: f.function.clone(),
+                columns: f.carets.filter(|_| same_code(&f.file, line, f.code.as_deref())),
             })
         })
         .collect();
@@ -614,6 +623,7 @@ fn origin_from_source(diagnosis: &mut Diagnosis, tb: &Traceback) {
     }
     if let Some(call) = diagnosis.origin.iter().find(|o| o.role == "call").and_then(|o| o.line) {
         first.line = call as usize;
+        first.columns = None;
     }
     crate::origin::trace(diagnosis, None, &frames);
 }

@@ -19,6 +19,7 @@ pub fn chain_of(cause: &str) -> Option<(Chain, &'static str)> {
         "invalid-probabilities" | "nan-inf" | "bce-input-range" => (Chain::Value, "input"),
         "target-shape" => (Chain::Shape, "target"),
         "target-dtype" => (Chain::Dtype, "target"),
+        "batch-size-mismatch" | "batchnorm-single-sample" => (Chain::Shape, "input"),
         _ => return None,
     })
 }
@@ -39,7 +40,8 @@ pub fn value_query(d: &Diagnosis, runtime: Option<&Runtime>, frames: Vec<Frame>)
         .unwrap_or_else(|| parameter_for(op.as_deref(), parameter).to_string());
     let holders = runtime.and_then(|r| r.frames.first()).map(|f| f.holders.clone()).unwrap_or_default();
     let operand = Operand { op, parameter: Some(parameter), position: operand_fact.and_then(|o| o.index), holders };
-    Some(Query { frames, operand, chain: Some(chain), bad: bad_values(d), observed: observed(runtime) })
+    let rows = matches!(d.cause.as_str(), "batch-size-mismatch" | "batchnorm-single-sample");
+    Some(Query { frames, operand, chain: Some(chain), rows, bad: bad_values(d), observed: observed(runtime) })
 }
 
 /// The refused parameter's name in the op's own signature.
@@ -59,7 +61,7 @@ pub fn frames(d: &Diagnosis, runtime: Option<&Runtime>, given: &[Frame]) -> Vec<
         return r
             .frames
             .iter()
-            .map(|f| Frame { file: PathBuf::from(&f.file), line: f.line as usize, function: f.function.clone() })
+            .map(|f| Frame { file: PathBuf::from(&f.file), line: f.line as usize, function: f.function.clone(), columns: None })
             .collect();
     }
     if !given.is_empty() {
@@ -67,7 +69,7 @@ pub fn frames(d: &Diagnosis, runtime: Option<&Runtime>, given: &[Frame]) -> Vec<
     }
     d.location
         .iter()
-        .filter_map(|l| Some(Frame { file: PathBuf::from(&l.file), line: l.line? as usize, function: l.function.clone() }))
+        .filter_map(|l| Some(Frame { file: PathBuf::from(&l.file), line: l.line? as usize, function: l.function.clone(), columns: None }))
         .collect()
 }
 
@@ -142,7 +144,7 @@ pub fn size_queries(runtime: Option<&Runtime>) -> Vec<SizeQuery> {
             sites: m
                 .sites
                 .iter()
-                .map(|s| Frame { file: PathBuf::from(&s.file), line: s.line as usize, function: s.function.clone() })
+                .map(|s| Frame { file: PathBuf::from(&s.file), line: s.line as usize, function: s.function.clone(), columns: None })
                 .collect(),
             size: m.size,
             need: m.need,

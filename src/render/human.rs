@@ -90,16 +90,25 @@ pub fn diagnostic(d: &Diagnosis) -> Diagnostic {
     }
     // Where the bad value came from: secondary spans, numbered along the path from the
     // refused value back to the line that made it, as rustc numbers a value's moves.
+    // A size trail beside a value trail is numbered on its own ("size 1.").
+    let chains: Vec<&str> = d.origin.iter().filter_map(|o| o.chain.as_deref()).collect();
+    let mixed = chains.iter().any(|c| *c != chains[0]);
+    let mut numbers: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut number = 0;
     for o in &d.origin {
-        let label = match (&o.chain, o.note.clone()) {
-            (Some(_), note) => {
-                number += 1;
+        let label = match (o.chain.as_deref(), o.note.clone()) {
+            (Some(chain), note) => {
+                let n = numbers.entry(chain).or_insert(0);
+                *n += 1;
+                if chain == chains[0] {
+                    number = *n;
+                }
+                let prefix = if mixed && chain != chains[0] { format!("{chain} {n}") } else { n.to_string() };
                 let note = note.unwrap_or_default();
                 if o.role == "made" {
-                    format!("{number}. made here: {note}")
+                    format!("{prefix}. made here: {note}")
                 } else {
-                    format!("{number}. {note}")
+                    format!("{prefix}. {note}")
                 }
             }
             (None, Some(note)) => note,

@@ -69,7 +69,7 @@ fn the_labelled_origin_is_a_step_of_the_trail() {
             let value = slice::trace(project, &query);
             let size = match module {
                 Some((class, sites)) => {
-                    let sites = sites.iter().map(|l| Frame { file: p.path("s.py"), line: *l, function: None }).collect();
+                    let sites = sites.iter().map(|l| Frame { file: p.path("s.py"), line: *l, function: None, columns: None }).collect();
                     let (size, _) = *SIZES.iter().find(|(s, _)| s == script).map(|(_, v)| v).unwrap_or(&(None, None));
                     Some(slice::trace_size(project, &SizeQuery { class: class.to_string(), sites, size, ..SizeQuery::default() }))
                 }
@@ -87,4 +87,5 @@ fn the_labelled_origin_is_a_step_of_the_trail() {
     }
     assert!(missed.is_empty(), "{} missed:\n{}", missed.len(), missed.join("\n"));
 }
+
 

@@ -125,7 +125,7 @@ impl<'p, 'a> Walker<'p, 'a> {
             let position = param_position(call, index, method, init);
             let Some(arg) = argument(call, name, position) else { continue };
             let to = Cursor { expr: arg, path: Vec::new(), ..caller.clone() };
-            env.push(Alias { m: fm, within: def.range, name, to, sel: Vec::new(), samples: false });
+            env.push(Alias { m: fm, within: def.range, name, to, sel: Vec::new(), samples: false, param: true });
         }
     }
 
@@ -543,7 +543,7 @@ pub fn lambda_env<'a>(cur: &Cursor<'a>, lambda: &'a ast::ExprLambda, call: &'a a
             let name = param.parameter.name.as_str();
             let Some(arg) = argument(call, name, Some(index)) else { continue };
             let to = Cursor { expr: arg, path: Vec::new(), ..caller.clone() };
-            env.push(Alias { m: cur.m, within: lambda.range, name, to, sel: Vec::new(), samples: false });
+            env.push(Alias { m: cur.m, within: lambda.range, name, to, sel: Vec::new(), samples: false, param: false });
         }
     }
     Rc::new(env)

@@ -44,6 +44,9 @@ pub struct Alias<'a> {
     pub sel: Vec<Sel>,
     /// The name is a list of the dataset's samples: its first selector picks one sample.
     pub samples: bool,
+    /// A function's parameter given at a known call: it stands for the parameter's
+    /// binding only, not for later assignments of the same name.
+    pub param: bool,
 }
 
 #[derive(Clone)]
@@ -91,6 +94,9 @@ pub struct Draft<'a> {
     pub role: Role,
     pub note: String,
     pub confirmed: bool,
+    /// The runtime saw the bad value on this line (not only the line run): what chooses
+    /// between two possible sources.
+    pub observed: bool,
     pub chain: Chain,
 }
 
@@ -169,17 +175,21 @@ impl<'p, 'a> Walker<'p, 'a> {
     }
 
     pub fn draft(&self, m: &'a Module<'a>, at: TextSize, role: Role, note: impl Into<String>) -> Draft<'a> {
-        let confirmed = self.seen(m, at);
-        Draft { m, at, role, note: note.into(), confirmed, chain: self.chain }
+        let observed = self.observed(m, at);
+        let confirmed = observed || self.on_stack(m, at);
+        Draft { m, at, role, note: note.into(), confirmed, observed, chain: self.chain }
     }
 
-    /// Whether a runtime fact saw this line run with the value: a frame of the failing
-    /// call, or a line after which a local held the bad value.
-    pub fn seen(&self, m: &Module<'a>, at: TextSize) -> bool {
+    /// Whether the line is one of the failing call's stack.
+    pub fn on_stack(&self, m: &Module<'a>, at: TextSize) -> bool {
         let line = m.file.line_of(at);
-        let same = |path: &std::path::Path| same_file(path, m.path);
-        self.query.frames.iter().any(|f| f.line == line && same(&f.file))
-            || self.query.observed.lines.iter().any(|(p, l, _)| *l == line && same(p))
+        self.query.frames.iter().any(|f| f.line == line && same_file(&f.file, m.path))
+    }
+
+    /// Whether the runtime saw a local hold the bad value after this line.
+    pub fn observed(&self, m: &Module<'a>, at: TextSize) -> bool {
+        let line = m.file.line_of(at);
+        self.query.observed.lines.iter().any(|(p, l, _)| *l == line && same_file(p, m.path))
     }
 
     pub fn made(&self, cur: &Cursor<'a>, at: TextSize, note: impl Into<String>, values: Values) -> Outcome<'a> {
@@ -215,6 +225,11 @@ impl<'p, 'a> Walker<'p, 'a> {
     fn step(&self, cur: Cursor<'a>) -> Outcome<'a> {
         if let Some(found) = self.shape_made(&cur) {
             return found;
+        }
+        if self.query.rows {
+            if let Some(found) = self.rows_step(&cur) {
+                return found;
+            }
         }
         if let Some(&Sel::Returned(id)) = cur.first() {
             if let Some(found) = self.returned(&cur, id) {
@@ -444,7 +459,7 @@ impl<'p, 'a> Walker<'p, 'a> {
             for (name, sel) in target_names(&generator.target) {
                 let mut prefix = vec![Sel::Iter];
                 prefix.extend(sel);
-                env.push(Alias { m: cur.m, within, name, to: iterable.clone(), sel: prefix, samples: false });
+                env.push(Alias { m: cur.m, within, name, to: iterable.clone(), sel: prefix, samples: false, param: false });
             }
         }
         let rest = match cur.first() {
@@ -487,7 +502,7 @@ impl<'p, 'a> Walker<'p, 'a> {
             _ => {}
         }
         let observed: Vec<usize> =
-            (0..outcomes.len()).filter(|&i| outcomes[i].steps().iter().any(|d| d.confirmed)).collect();
+            (0..outcomes.len()).filter(|&i| outcomes[i].steps().iter().any(|d| d.observed)).collect();
         if observed.len() == 1 {
             return outcomes.swap_remove(observed[0]);
         }

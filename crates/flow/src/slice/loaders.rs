@@ -23,6 +23,7 @@ impl<'p, 'a> Walker<'p, 'a> {
         let at = call.start();
         let args = &call.arguments.args;
         Some(match (name, cur.first()) {
+            ("DataLoader", Some(Sel::Iter)) if self.query.rows => self.loader_rows(cur, call),
             ("DataLoader", Some(Sel::Iter)) => self.batch(cur, call),
             ("DataLoader", _) => self.end(cur, at, "the DataLoader itself; not followed further"),
             ("TensorDataset", Some(Sel::Sample)) => match cur.path.get(1) {
@@ -80,7 +81,7 @@ impl<'p, 'a> Walker<'p, 'a> {
                 let param = lambda.parameters.as_ref().and_then(|p| p.iter_non_variadic_params().next()).map(|p| p.parameter.name.as_str());
                 let mut env = (*cur.env).clone();
                 if let Some(name) = param {
-                    env.push(Alias { m: lm, within: lambda.range, name, to: samples, sel: Vec::new(), samples: true });
+                    env.push(Alias { m: lm, within: lambda.range, name, to: samples, sel: Vec::new(), samples: true, param: false });
                 }
                 let note = format!("each batch is made by the collate function `{text}`");
                 let next = Cursor { m: lm, scope: ls, expr: &lambda.body, path: rest, env: Rc::new(env) };
@@ -90,7 +91,7 @@ impl<'p, 'a> Walker<'p, 'a> {
         };
         let mut env = Vec::new();
         if let Some(name) = param {
-            env.push(Alias { m: fm, within, name, to: samples, sel: Vec::new(), samples: true });
+            env.push(Alias { m: fm, within, name, to: samples, sel: Vec::new(), samples: true, param: true });
         }
         let note = format!("each batch is made by the collate function `{text}`");
         let inner = Cursor { path: rest, ..cur.clone() };

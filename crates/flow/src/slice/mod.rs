@@ -27,6 +27,7 @@ mod names;
 pub mod ops;
 pub mod project;
 mod resolve;
+mod rows;
 mod size;
 mod start;
 
@@ -40,6 +41,10 @@ pub struct Frame {
     pub file: PathBuf,
     pub line: usize,
     pub function: Option<String>,
+    /// The expression the frame was running, as character offsets `[start, end)` into the
+    /// line without its indentation (Python 3.11+ marks it with `^^^`): of two calls on the
+    /// line, the one that ran.
+    pub columns: Option<(usize, usize)>,
 }
 
 /// What a trail follows: the bad values, the size they broke, a shape or a dtype.
@@ -173,6 +178,9 @@ pub struct Query {
     pub frames: Vec<Frame>,
     pub operand: Operand,
     pub chain: Option<Chain>,
+    /// For a shape trail: follow the batch dimension (a batch-size mismatch, a batch of
+    /// one sample) rather than a shape fact.
+    pub rows: bool,
     pub bad: BadValues,
     pub observed: Observed,
 }

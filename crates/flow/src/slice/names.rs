@@ -21,9 +21,7 @@ impl<'p, 'a> Walker<'p, 'a> {
 
     /// The sources of `name` read at `at` (in `cur`'s scope).
     pub fn name_at(&self, cur: &Cursor<'a>, name: &str, at: TextSize) -> Outcome<'a> {
-        if let Some(alias) = cur.env.iter().rev().find(|a| {
-            std::ptr::eq(a.m, cur.m) && a.name == name && a.within.contains(at)
-        }) {
+        if let Some(alias) = self.alias(cur, name, at, false) {
             return self.through_alias(cur, alias);
         }
         let m = cur.m;
@@ -48,6 +46,11 @@ impl<'p, 'a> Walker<'p, 'a> {
             return outcomes.pop().unwrap();
         }
         self.pick(cur, at, &format!("`{what}`"), outcomes)
+    }
+
+    /// The alias of `name` at `at`: a comprehension's or a parameter's.
+    fn alias<'c>(&self, cur: &'c Cursor<'a>, name: &str, at: TextSize, param: bool) -> Option<&'c Alias<'a>> {
+        cur.env.iter().rev().find(|a| std::ptr::eq(a.m, cur.m) && a.name == name && a.within.contains(at) && a.param == param)
     }
 
     fn through_alias(&self, cur: &Cursor<'a>, alias: &Alias<'a>) -> Outcome<'a> {
@@ -106,6 +109,9 @@ impl<'p, 'a> Walker<'p, 'a> {
                 self.then(self.draft(m, stmt_at, Role::Unpack, note), here.at(iter).with_path(here.prefixed(&[Sel::Iter])))
             }
             Bound::Param { scope: fn_scope, index, name: param, default } => {
+                if let Some(alias) = self.alias(cur, param, used, true) {
+                    return self.through_alias(cur, alias);
+                }
                 self.parameter(&here, *fn_scope, *index, param, *default, used)
             }
             Bound::Unknown => self.unknown_binding(&here, scope, name, binding),
@@ -226,7 +232,7 @@ impl<'p, 'a> Walker<'p, 'a> {
         let offset = line_offset(cm, caller.line);
         let stmt = cm.index.statement_at(offset)?;
         let cscope = cm.index.scope_at(offset);
-        let calls = super::calls::calls_in(stmt);
+        let calls = marked(super::calls::calls_in(stmt), frame_range(cm, caller));
         let function = super::project::Project::function_name(m, fn_scope);
         let init = def.name.as_str() == "__init__";
         let runs_it = |call: &&&'a ast::ExprCall| match self.project.resolve(cm, cscope, &call.func) {
@@ -380,6 +386,7 @@ impl<'p, 'a> Walker<'p, 'a> {
                     let method = super::project::Project::function_name(km, *store_scope);
                     let mut draft = self.draft(km, stmt_at, Role::Store, format!("stored in `self.{field}` in `{method}`"));
                     draft.confirmed |= live && single;
+                    draft.observed |= live && single;
                     let next = Cursor { m: km, scope: *store_scope, expr: value, path: cur.path.clone(), env: cur.env.clone() };
                     candidates.push((Some(draft), next));
                 }
@@ -402,6 +409,7 @@ impl<'p, 'a> Walker<'p, 'a> {
     fn read_step(&self, cur: &Cursor<'a>, at: TextSize, field: &str, live: bool, outcome: Outcome<'a>) -> Outcome<'a> {
         let mut draft = self.draft(cur.m, at, Role::Move, format!("read from `self.{field}`"));
         draft.confirmed |= live;
+        draft.observed |= live;
         outcome.prepend_draft(Some(draft))
     }
 
@@ -414,7 +422,7 @@ impl<'p, 'a> Walker<'p, 'a> {
             let position = super::calls::param_position(built.call, index, true, true);
             let Some(arg) = crate::semantic::argument(built.call, name, position) else { continue };
             let to = Cursor { m: built.m, scope: built.scope, expr: arg, path: Vec::new(), env: Default::default() };
-            env.push(Alias { m: im, within: def.range, name, to, sel: Vec::new(), samples: false });
+            env.push(Alias { m: im, within: def.range, name, to, sel: Vec::new(), samples: false, param: true });
         }
     }
 
@@ -529,6 +537,29 @@ fn statement_start(m: &Module<'_>, binding_end: TextSize) -> TextSize {
         Stmt::For(f) => f.start(),
         other => other.start(),
     })
+}
+
+/// The range a frame's columns mark on its line, when it has them.
+pub fn frame_range(m: &Module<'_>, frame: &super::Frame) -> Option<TextRange> {
+    let (start, end) = frame.columns?;
+    let span = m.file.line_span(frame.line);
+    let text = &m.file.text()[span.clone()];
+    let code = text.trim_start();
+    let base = span.start + (text.len() - code.len());
+    let byte = |chars: usize| code.char_indices().nth(chars).map_or(code.len(), |(i, _)| i);
+    let (from, to) = (base + byte(start), base + byte(end));
+    Some(TextRange::new(TextSize::try_from(from).ok()?, TextSize::try_from(to).ok()?))
+}
+
+/// Of several calls, those the range marks (the call it is, or calls inside it).
+pub fn marked<'c>(calls: Vec<&'c ast::ExprCall>, range: Option<TextRange>) -> Vec<&'c ast::ExprCall> {
+    let Some(range) = range else { return calls };
+    let inside: Vec<&ast::ExprCall> = calls.iter().copied().filter(|c| range.contains_range(c.range())).collect();
+    if inside.is_empty() {
+        calls
+    } else {
+        inside
+    }
 }
 
 /// The offset of the first non-blank character of 1-based `line`.

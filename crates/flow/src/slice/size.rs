@@ -152,14 +152,15 @@ pub fn size_by_flow(project: &Project<'_>, query: &Query) -> Trail {
     let offset = line_offset(m, frame.line);
     let Some(stmt) = m.index.statement_at(offset) else { return Trail::default() };
     let scope = m.index.scope_at(offset);
-    for call in super::calls::calls_in(stmt) {
-        if let Some(outcome) = call_size(&walker, m, scope, call) {
-            let mut trail = to_trail(outcome, &Frame { line: 0, ..frame.clone() });
-            trail.steps.retain(|s| !(s.line == frame.line && s.role != Role::Made && s.role != Role::Sized));
-            return trail;
-        }
+    // Of two tables called on the line (`tok(ids) + pos(positions)`), none is claimed.
+    let calls = super::names::marked(super::calls::calls_in(stmt), super::names::frame_range(m, frame));
+    let mut found: Vec<Outcome<'_>> = calls.into_iter().filter_map(|call| call_size(&walker, m, scope, call)).collect();
+    if found.len() != 1 {
+        return Trail::default();
     }
-    Trail::default()
+    let mut trail = to_trail(found.pop().unwrap(), &Frame { line: 0, ..frame.clone() });
+    trail.steps.retain(|s| !(s.line == frame.line && s.role != Role::Made && s.role != Role::Sized));
+    trail
 }
 
 fn call_size<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, call: &'a ast::ExprCall) -> Option<Outcome<'a>> {
@@ -169,14 +170,17 @@ fn call_size<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, cal
             let size = argument(call, "num_classes", Some(1))?;
             Some(walker.follow(cursor(m, scope, size)))
         }
-        Some(Object::Api("torch", "cross_entropy" | "nll_loss")) | Some(Object::LibraryInstance("torch", "CrossEntropyLoss" | "NLLLoss", _)) => {
-            let input = argument(call, "input", Some(0))?;
-            let (classes, place) = m.flow.class_count(input, scope)?;
-            let crate::evidence::Place::Here(range) = place else { return None };
-            let (ctor, class) = enclosing_ctor(walker, m, scope, range)?;
-            let need = walker.query.bad.values.iter().copied().filter(|v| *v >= 0.0).fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v)))).map(|v| v as i64 + 1).filter(|n| *n > classes);
-            Some(sized(walker, m, scope_of(m, ctor), ctor, class, None, None, Some(classes), need))
+        // A padding or void label (-1, 255) breaks the loss's ignore_index, not the head.
+        Some(Object::Api("torch", "cross_entropy" | "nll_loss")) => {
+            if padding(walker).is_some() {
+                return None;
+            }
+            head_size(walker, m, scope, argument(call, "input", Some(0))?)
         }
+        Some(Object::LibraryInstance("torch", "CrossEntropyLoss" | "NLLLoss", built)) => match padding(walker) {
+            Some(value) => ignored(walker, built, value),
+            None => head_size(walker, m, scope, argument(call, "input", Some(0))?),
+        },
         Some(Object::LibraryInstance("torch", class @ ("Embedding" | "EmbeddingBag"), built)) => {
             // Of two tables on the line, not one provably of another size than the bound.
             if let (Some(bound), Some(size)) = (walker.query.bad.bound, argument(built.call, "num_embeddings", Some(0))) {
@@ -238,29 +242,109 @@ fn created_size<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, 
     Some(walker.then(draft, cursor(m, s, size)))
 }
 
-fn scope_of(m: &Module<'_>, call: &ast::ExprCall) -> ScopeId {
-    m.index.scope_at(call.start())
+/// The size trail of the layer that makes a loss's input: its model's last layer, built
+/// with the number of classes.
+fn head_size<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, input: &'a Expr) -> Option<Outcome<'a>> {
+    let (hm, hscope, ctor, class) = head(walker, m, scope, input, 0)?;
+    let size = argument(ctor, "out_features", Some(1)).and_then(|a| walker.constant(&cursor(hm, hscope, a), a)).map(|v| v as i64);
+    let need = walker
+        .query
+        .bad
+        .values
+        .iter()
+        .copied()
+        .filter(|v| *v >= 0.0)
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+        .map(|v| v as i64 + 1)
+        .filter(|n| size.is_none_or(|s| *n > s));
+    Some(sized(walker, hm, hscope, ctor, class, None, None, size, need))
 }
 
-/// The torch constructor call whose argument spans `range`.
-fn enclosing_ctor<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, _scope: ScopeId, range: ruff_text_size::TextRange) -> Option<(&'a ast::ExprCall, &'static str)> {
-    let stmt = m.index.statement_at(range.start())?;
-    let scope = m.index.scope_at(range.start());
-    super::calls::calls_in(stmt).into_iter().rev().find_map(|call| {
-        if !call.arguments.range.contains_range(range) {
+/// The layer that makes `expr`'s scores: through names, a model's `forward`, the last
+/// layer of a Sequential, softmax and device moves.
+fn head<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, expr: &'a Expr, depth: u32) -> Option<(&'a Module<'a>, ScopeId, &'a ast::ExprCall, &'static str)> {
+    if depth > 12 {
+        return None;
+    }
+    match expr {
+        Expr::Name(name) => {
+            let (s, binding) = m.sem.lookup(scope, name.id.as_str(), name.range.start())?;
+            match &binding.value {
+                crate::semantic::Bound::Value(v) => head(walker, m, s, v, depth + 1),
+                _ => None,
+            }
+        }
+        Expr::Call(call) => match walker.project.resolve(m, scope, &call.func) {
+            Some(Object::LibraryInstance(_, _, built)) => layer_head(walker, built.m, built.scope, &call.func, depth + 1),
+            Some(Object::Instance(cm, class, _)) => {
+                let (fm, forward) = walker.project.method_of(cm, class, "forward")?;
+                match fm.sem.returns.get(&forward)?.as_slice() {
+                    [only] => head(walker, fm, forward, only, depth + 1),
+                    _ => None,
+                }
+            }
+            Some(Object::Api(_, "log_softmax" | "softmax")) => head(walker, m, scope, call.arguments.args.first()?, depth + 1),
+            None => match &*call.func {
+                Expr::Attribute(a) if matches!(a.attr.as_str(), "log_softmax" | "softmax" | "float" | "to" | "cuda" | "squeeze") => {
+                    head(walker, m, scope, &a.value, depth + 1)
+                }
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The linear or convolution layer a module expression is, or ends with.
+fn layer_head<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, layer: &'a Expr, depth: u32) -> Option<(&'a Module<'a>, ScopeId, &'a ast::ExprCall, &'static str)> {
+    if depth > 12 {
+        return None;
+    }
+    let Some(Object::LibraryInstance(_, class, built)) = walker.project.resolve(m, scope, layer) else { return None };
+    if let Some(c) = ["Linear", "LazyLinear", "Bilinear", "Conv1d", "Conv2d", "Conv3d"].into_iter().find(|c| *c == class) {
+        return Some((built.m, built.scope, built.call, c));
+    }
+    if class == "Sequential" {
+        let args = &built.call.arguments.args;
+        if args.iter().any(Expr::is_starred_expr) {
             return None;
         }
-        match walker.project.resolve(m, scope, &call.func) {
-            Some(Object::LibraryInstance(_, class, _) | Object::Api(_, class)) => {
-                ["Linear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "Bilinear"].into_iter().find(|c| *c == class).map(|c| (call, c))
-            }
-            _ => None,
-        }
-    })
+        let last = args.iter().rev().find(|l| {
+            !matches!(walker.project.resolve(built.m, built.scope, l), Some(Object::LibraryInstance(_, "Dropout" | "Identity" | "Flatten" | "ReLU" | "Softmax" | "LogSoftmax" | "Sigmoid" | "Tanh" | "GELU", _)))
+        })?;
+        return layer_head(walker, built.m, built.scope, last, depth + 1);
+    }
+    None
+}
+
+/// The one bad value, when it looks like padding or a void label (negative, 255).
+fn padding(walker: &Walker<'_, '_>) -> Option<f64> {
+    match walker.query.bad.values.as_slice() {
+        [v] if *v < 0.0 || *v == 255.0 => Some(*v),
+        _ => None,
+    }
+}
+
+/// A class-target loss built without an `ignore_index` equal to the one bad value, when
+/// that value looks like padding or void (negative, 255): its construction as a step.
+fn ignored<'a>(walker: &Walker<'_, 'a>, built: super::resolve::Built<'a>, value: f64) -> Option<Outcome<'a>> {
+    let value = &value;
+    let ignore = argument(built.call, "ignore_index", None);
+    if ignore.and_then(made::number) == Some(*value) {
+        return None;
+    }
+    let text = made::text_of(built.m.file.text(), &Expr::Call(built.call.clone()));
+    let set = ignore.map_or("-100 (the default)".to_string(), |i| made::text_of(built.m.file.text(), i));
+    let note = format!("`{text}` built here: it skips targets equal to ignore_index = {set}, not {}", made::show(*value));
+    Some(Outcome::Made(vec![walker.draft(built.m, built.call.start(), Role::Sized, note)], Values::Unknown))
 }
 
 /// The fact a shape or dtype trail looks for: what the operand has that the op refused.
 pub fn wanted_fact(walker: &Walker<'_, '_>, starts: &[Start<'_>]) -> Facts {
+    if walker.query.rows {
+        return Facts::NONE;
+    }
     let mask = match walker.chain {
         Chain::Shape => Facts::ONE_HOT | Facts::COLUMN,
         Chain::Dtype => Facts::FLOAT | Facts::INT32,

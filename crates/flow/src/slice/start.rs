@@ -31,7 +31,7 @@ impl<'a> Start<'a> {
 /// The cursors of the operand on `frame`'s line, or why there is none.
 pub fn operand<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, frame: &Frame) -> Result<Vec<Start<'a>>, Draft<'a>> {
     let offset = line_offset(m, frame.line);
-    let fail = |note: String| Draft { m, at: offset, role: Role::Move, note, confirmed: false, chain: walker.chain };
+    let fail = |note: String| Draft { m, at: offset, role: Role::Move, note, confirmed: false, observed: false, chain: walker.chain };
     if frame.line == 0 || m.file.line_span(frame.line).is_empty() {
         return Err(fail(format!("line {} is not in {}", frame.line, m.display)));
     }
@@ -51,7 +51,7 @@ pub fn operand<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, frame: &Frame) ->
     if !found.is_empty() {
         return Ok(found.into_iter().map(Start::Expr).collect());
     }
-    let arguments = op_arguments(walker, m, scope, stmt);
+    let arguments = op_arguments(walker, m, scope, stmt, super::names::frame_range(m, frame));
     if !arguments.is_empty() {
         return Ok(arguments.into_iter().map(|e| Start::Expr(base(e, Vec::new()))).collect());
     }
@@ -143,12 +143,12 @@ fn anchor(stmt: &Stmt) -> Option<&Expr> {
 
 /// The arguments of the op's calls on the line that hold the refused parameter; of a
 /// table's calls, those of a table of the size the values broke.
-fn op_arguments<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: usize, stmt: &'a Stmt) -> Vec<&'a Expr> {
+fn op_arguments<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: usize, stmt: &'a Stmt, marked: Option<ruff_text_size::TextRange>) -> Vec<&'a Expr> {
     let operand = &walker.query.operand;
     let named_op = operand.op.as_deref().and_then(ops::op);
     let parameter = operand.parameter.as_deref();
     let mut found: Vec<(&'a Expr, Option<f64>)> = Vec::new();
-    for call in super::calls::calls_in(stmt) {
+    for call in super::names::marked(super::calls::calls_in(stmt), marked) {
         let Some((op, form)) = call_form(walker, m, scope, call, named_op) else { continue };
         let Some(parameter) = parameter.or_else(|| default_parameter(op)) else { continue };
         if let Some(arg) = argument_of(op, form, call, parameter, operand.position) {
