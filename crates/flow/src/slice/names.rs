@@ -282,7 +282,7 @@ impl<'p, 'a> Walker<'p, 'a> {
         let name = def.name.as_str();
         let callee_names: Vec<&str> = match (class, name) {
             (Some(c), "__init__") => vec![m.sem.classes[c].def.name.as_str()],
-            (Some(_), "forward") => Vec::new(),
+            (Some(c), "forward" | "__call__") => return self.instance_callers(m, c, fn_scope),
             _ => vec![name],
         };
         let mut found = Vec::new();
@@ -312,6 +312,43 @@ impl<'p, 'a> Walker<'p, 'a> {
                 }
             }
         }
+        found
+    }
+
+    /// The calls of instances of a class (which run its `forward`): `model(x)` where
+    /// `model` is built from it, in its module or a module that imports the class.
+    fn instance_callers(&self, m: &'a Module<'a>, class: ClassId, fn_scope: ScopeId) -> Vec<(&'a Module<'a>, ScopeId, &'a ast::ExprCall)> {
+        let class_name = m.sem.classes[class].def.name.as_str();
+        let mut modules = vec![m];
+        for path in self.project.project_files() {
+            if super::follow::same_file(&path, m.path) {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&path) else { continue };
+            if text.contains(class_name) {
+                if let Some(other) = self.project.module(&path) {
+                    modules.push(other);
+                }
+            }
+        }
+        let mut found = Vec::new();
+        for module in modules {
+            for site in module.sem.calls.iter().take(MAX_SITES * 16) {
+                if matches!(&*site.call.func, Expr::Name(n) if n.id.as_str() == "self") {
+                    continue;
+                }
+                let runs = match self.project.resolve(module, site.scope, &site.call.func) {
+                    Some(Object::Instance(cm, c, _)) => {
+                        self.project.method_of(cm, c, "forward").is_some_and(|(fm, s)| std::ptr::eq(fm, m) && s == fn_scope)
+                    }
+                    _ => false,
+                };
+                if runs {
+                    found.push((module, site.scope, site.call));
+                }
+            }
+        }
+        let _ = class;
         found
     }
 

@@ -177,6 +177,9 @@ fn call_size<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, cal
             }
             head_size(walker, m, scope, argument(call, "input", Some(0))?)
         }
+        Some(Object::Api("torch", "ctc_loss")) | Some(Object::LibraryInstance("torch", "CTCLoss", _)) => {
+            head_size(walker, m, scope, argument(call, "log_probs", Some(0))?)
+        }
         Some(Object::LibraryInstance("torch", "CrossEntropyLoss" | "NLLLoss", built)) => match padding(walker) {
             Some(value) => ignored(walker, built, value),
             None => head_size(walker, m, scope, argument(call, "input", Some(0))?),
@@ -285,7 +288,7 @@ fn head<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, expr: &'
             }
             Some(Object::Api(_, "log_softmax" | "softmax")) => head(walker, m, scope, call.arguments.args.first()?, depth + 1),
             None => match &*call.func {
-                Expr::Attribute(a) if matches!(a.attr.as_str(), "log_softmax" | "softmax" | "float" | "to" | "cuda" | "squeeze") => {
+                Expr::Attribute(a) if matches!(a.attr.as_str(), "log_softmax" | "softmax" | "float" | "to" | "cuda" | "squeeze" | "transpose" | "permute") => {
                     head(walker, m, scope, &a.value, depth + 1)
                 }
                 _ => None,
