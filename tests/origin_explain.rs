@@ -98,3 +98,31 @@ fn the_checker_tells_moves_from_computations() {
     let moves: Vec<bool> = (1..=13).map(|l| only_moves::only_moves(source, l)).collect();
     assert_eq!(moves, [true, true, true, true, true, false, true, true, false, false, false, false, false]);
 }
+
+/// The human rendering of an explained traceback, with its origin path.
+fn explain_text(script: &str) -> String {
+    let traceback = origin_dir().join("tracebacks").join(script.replace(".py", ".txt"));
+    let out = Command::new(env!("CARGO_BIN_EXE_assertscope"))
+        .args(["explain", "--color", "never"])
+        .arg(&traceback)
+        .current_dir(origin_dir().join("scripts"))
+        .env("ASSERTSCOPE_ORIGIN_STRICT", "1")
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn the_path_of_a_parsed_index_through_a_helper_of_another_function() {
+    insta::assert_snapshot!(explain_text("graph_one_based_edges.py"));
+}
+
+#[test]
+fn the_path_of_a_void_label_and_the_loss_that_does_not_ignore_it() {
+    insta::assert_snapshot!(explain_text("seg_void_255.py"));
+}
+
+#[test]
+fn a_batch_size_changed_by_a_view_in_forward() {
+    insta::assert_snapshot!(explain_text("flatten_wrong.py"));
+}

@@ -35,11 +35,18 @@ struct Found {
 /// frames (innermost first) for `explain`; a guard report's `runtime` has its own.
 pub fn trace(diagnosis: &mut Diagnosis, runtime: Option<&Runtime>, frames: &[Frame]) {
     let snapshot = diagnosis.clone();
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| analyse(&snapshot, runtime, frames)));
-    let found = match result {
+    let strict = std::env::var_os(STRICT).is_some_and(|v| v == "1");
+    let found = guarded(strict, || analyse(&snapshot, runtime, frames));
+    apply(diagnosis, runtime, found);
+}
+
+/// Runs the analysis; a panic in it becomes one note (or, under [`STRICT`], goes on).
+fn guarded(strict: bool, analysis: impl FnOnce() -> Found) -> Found {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(analysis));
+    match result {
         Ok(found) => found,
         Err(panic) => {
-            if std::env::var_os(STRICT).is_some_and(|v| v == "1") {
+            if strict {
                 std::panic::resume_unwind(panic);
             }
             let what = panic
@@ -49,8 +56,7 @@ pub fn trace(diagnosis: &mut Diagnosis, runtime: Option<&Runtime>, frames: &[Fra
                 .unwrap_or("an internal error");
             Found { notes: vec![format!("the origin analysis failed ({what}); no origin is drawn")], ..Found::default() }
         }
-    };
-    apply(diagnosis, runtime, found);
+    }
 }
 
 fn analyse(d: &Diagnosis, runtime: Option<&Runtime>, given: &[Frame]) -> Found {
@@ -58,7 +64,10 @@ fn analyse(d: &Diagnosis, runtime: Option<&Runtime>, given: &[Frame]) -> Found {
     let sources = query::sources(runtime, &frames);
     let value = query::value_query(d, runtime, frames.clone());
     let sizes = query::size_queries(runtime);
-    let by_flow = value.is_some() && sizes.is_empty() && query::has_size(&d.cause);
+    // The guard names the modules whose size it judged broken; without its facts (explain,
+    // an older guard), the flow finds the module the op ran with.
+    let by_flow = value.is_some() && query::has_size(&d.cause);
+    let modules_by_flow = runtime.is_none();
     if value.is_none() && sizes.is_empty() {
         return Found::default();
     }
@@ -68,7 +77,7 @@ fn analyse(d: &Diagnosis, runtime: Option<&Runtime>, given: &[Frame]) -> Found {
             let trail = slice::trace(project, q);
             add(&mut found, trail);
             if by_flow {
-                add(&mut found, slice::trace_size_by_flow(project, q));
+                add(&mut found, slice::trace_size_by_flow(project, q, modules_by_flow && sizes.is_empty()));
             }
         }
         for q in &sizes {
@@ -137,5 +146,37 @@ fn apply(d: &mut Diagnosis, runtime: Option<&Runtime>, found: Found) {
     }
     if let Some(sample) = dataset.and_then(|ds| ds.sample.clone()) {
         d.values.insert("dataset_sample".into(), Value::from(sample));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diagnosis() -> Diagnosis {
+        serde_json::from_value(serde_json::json!({
+            "cause": "target-out-of-range", "title": "t", "confidence": "high", "op": "cross_entropy",
+            "location": null, "rank": null, "checklist_step": 2,
+            "origin": [{"file": "train.py", "line": 3, "function": null, "code": null, "role": "data"}]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_failure_of_the_analysis_is_one_note_and_never_hides_the_diagnosis() {
+        let mut d = diagnosis();
+        let found = guarded(false, || panic!("a bug in a rule"));
+        apply(&mut d, None, found);
+        assert_eq!(d.cause, "target-out-of-range");
+        let notes: Vec<&str> = d.evidence.iter().filter(|e| e.kind == NOTE_KIND).map(|e| e.text.as_str()).collect();
+        assert_eq!(notes, ["the origin analysis failed (a bug in a rule); no origin is drawn"]);
+        // What an older guard found is kept when the analysis found nothing.
+        assert_eq!(d.origin.len(), 1);
+    }
+
+    #[test]
+    fn under_strict_a_failure_of_the_analysis_is_raised() {
+        let raised = std::panic::catch_unwind(|| guarded(true, || panic!("a bug in a rule")));
+        assert!(raised.is_err());
     }
 }

@@ -78,6 +78,9 @@ pub fn build(
         cmd.env("PYTHONPATH", package.pythonpath());
         cmd.env(contract::env::REPORT_DIR, report_dir);
         cmd.env(RUN_ID_VAR, run_id);
+        if let Ok(binary) = std::env::current_exe() {
+            cmd.env(contract::env::BIN, binary);
+        }
     }
     if opts.mode != GuardMode::Off {
         cmd.env(contract::env::GUARD, "1");

@@ -92,7 +92,7 @@ fn the_labelled_origin_is_a_step_of_the_trail() {
                     let (size, _) = *SIZES.iter().find(|(s, _)| s == script).map(|(_, v)| v).unwrap_or(&(None, None));
                     Some(slice::trace_size(project, &SizeQuery { class: class.to_string(), sites, size, ..SizeQuery::default() }))
                 }
-                None if *chain == Chain::Value => Some(slice::trace_size_by_flow(project, &query)),
+                None if *chain == Chain::Value => Some(slice::trace_size_by_flow(project, &query, true)),
                 None => None,
             };
             (value, size)

@@ -30,7 +30,7 @@ impl<'p, 'a> Walker<'p, 'a> {
             }
             Expr::StringLiteral(key) => {
                 let key = key.value.to_str().to_string();
-                let note = format!("`{container}[\"{key}\"]`");
+                let note = format!("taken from `{container}[\"{key}\"]`");
                 self.then(self.draft(m, at, Role::Unpack, note), value.with_path(cur.prefixed(&[Sel::Key(key)])))
             }
             slice if is_view(slice) => {

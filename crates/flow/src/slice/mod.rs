@@ -211,11 +211,12 @@ pub fn trace_size(project: &Project<'_>, query: &SizeQuery) -> Trail {
     size::size_trail(project, query)
 }
 
-/// The size trail of the module the op ran with, found by flow when no runtime fact names
-/// it: the classes a loss's input scores (its model's last layer), the rows of an
-/// embedding table, `one_hot`'s `num_classes`.
-pub fn trace_size_by_flow(project: &Project<'_>, query: &Query) -> Trail {
-    size::size_by_flow(project, query)
+/// The size trail of what the op's values broke, found by flow: `one_hot`'s `num_classes`,
+/// the length of an indexed tensor and, with `modules`, the module the op ran with (the
+/// classes a loss's input scores, the rows of an embedding table) when no runtime fact
+/// names it.
+pub fn trace_size_by_flow(project: &Project<'_>, query: &Query, modules: bool) -> Trail {
+    size::size_by_flow(project, query, modules)
 }
 
 /// Runs `f` with a project over `sources`: the files it reads live as long as the call.

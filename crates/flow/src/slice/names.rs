@@ -91,6 +91,8 @@ impl<'p, 'a> Walker<'p, 'a> {
                 }
                 let path = here.prefixed(&sel);
                 match bound {
+                    // `x, y = x.to(d), y.to(d)`: a parallel assignment, not an unpacking.
+                    Bound::Value(value @ (Expr::Tuple(_) | Expr::List(_))) => self.follow(here.at(value).with_path(path)),
                     Bound::Value(value) => {
                         let note = format!("unpacked from `{}`", made::text_of(m.file.text(), value));
                         self.then(self.draft(m, stmt_at, Role::Unpack, note), here.at(value).with_path(path))
@@ -172,6 +174,12 @@ impl<'p, 'a> Walker<'p, 'a> {
             return self.end(cur, used, format!("`{param}` is the object itself; not followed further"));
         }
         let function = super::project::Project::function_name(m, fn_scope);
+        // Where the trail ends when no caller is followed: the parameter itself.
+        let used = def
+            .parameters
+            .iter_non_variadic_params()
+            .find(|p| p.parameter.name.as_str() == param)
+            .map_or(used, |p| p.parameter.range.start());
         if let Some(found) = self.runtime_caller(cur, fn_scope, def, index, param, class.is_some()) {
             return found;
         }

@@ -145,7 +145,7 @@ fn none() -> &'static Expr {
 /// The size trail found by flow from the op's call on the innermost frame's line: the
 /// layer that makes a loss's input (its model's last layer), the embedding table called,
 /// `one_hot`'s `num_classes`, the indexed tensor's construction.
-pub fn size_by_flow(project: &Project<'_>, query: &Query) -> Trail {
+pub fn size_by_flow(project: &Project<'_>, query: &Query, modules: bool) -> Trail {
     let Some(frame) = query.frames.first() else { return Trail::default() };
     let Some(m) = project.module(&frame.file) else { return Trail::default() };
     let walker = Walker::new(project, query, Chain::Size);
@@ -154,7 +154,8 @@ pub fn size_by_flow(project: &Project<'_>, query: &Query) -> Trail {
     let scope = m.index.scope_at(offset);
     // Of two tables called on the line (`tok(ids) + pos(positions)`), none is claimed.
     let calls = super::names::marked(super::calls::calls_in(stmt), super::names::frame_range(m, frame));
-    let mut found: Vec<Outcome<'_>> = calls.into_iter().filter_map(|call| call_size(&walker, m, scope, call)).collect();
+    let mut found: Vec<Outcome<'_>> =
+        calls.into_iter().filter_map(|call| call_size(&walker, m, scope, call, modules)).collect();
     if found.len() != 1 {
         return Trail::default();
     }
@@ -163,8 +164,12 @@ pub fn size_by_flow(project: &Project<'_>, query: &Query) -> Trail {
     trail
 }
 
-fn call_size<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, call: &'a ast::ExprCall) -> Option<Outcome<'a>> {
+fn call_size<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, call: &'a ast::ExprCall, modules: bool) -> Option<Outcome<'a>> {
     let object = walker.project.resolve(m, scope, &call.func);
+    let module_size = matches!(object, Some(Object::LibraryInstance(..)) | Some(Object::Api(_, "cross_entropy" | "nll_loss" | "ctc_loss")));
+    if module_size && !modules {
+        return None;
+    }
     match object {
         Some(Object::Api("torch", "one_hot")) => {
             let size = argument(call, "num_classes", Some(1))?;
