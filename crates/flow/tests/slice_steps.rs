@@ -209,7 +209,7 @@ fn lists_built_by_append_and_by_comprehension() {
     assert_eq!(
         trail(&p, &[("t.py", 13)], "cross_entropy", "target", &[]),
         "t.py:12 move: made a tensor by `tensor(…)`\n\
-         t.py:9 made: `l * 2` computes it\n"
+         t.py:9 made: `l * 2` multiplies every value by `2`\n"
     );
 }
 

@@ -38,6 +38,15 @@ const JOINS: &[&str] = &["stack", "cat", "concat", "concatenate", "hstack", "vst
 impl<'p, 'a> Walker<'p, 'a> {
     pub fn call(&self, cur: &Cursor<'a>, call: &'a ast::ExprCall) -> Outcome<'a> {
         let m = cur.m;
+        // `self.method(…)` in a method entered through a known instance: its class's method
+        // (a subclass may define what its base class calls).
+        if let Expr::Attribute(attr) = &*call.func {
+            if let Some((cm, class, built)) = self.receiver(cur, &attr.value) {
+                if let Some((fm, fs)) = self.project.method_of(cm, class, attr.attr.as_str()) {
+                    return self.returns(cur, call, fm, fs, true, Some((cm, class, built)));
+                }
+            }
+        }
         match self.project.resolve(m, cur.scope, &call.func) {
             Some(Object::Api(root, name)) => self.api_call(cur, call, root, name),
             Some(Object::Function(fm, fs)) => self.returns(cur, call, fm, fs, false, None),
@@ -91,15 +100,28 @@ impl<'p, 'a> Walker<'p, 'a> {
         let mut env = Vec::new();
         if let Some((cm, class, built)) = instance {
             self.bind_init(&mut env, cm, class, built);
+            self.bind_self(&mut env, fm, fs, built);
         }
         let caller = Cursor { path: Vec::new(), ..cur.clone() };
         self.bind_call(&mut env, fm, fs, call, &caller, method);
         self.function_returns(cur, fm, fs, Rc::new(env))
     }
 
-    /// The `return` values of a function, each a possible source.
+    /// The `return` values of a function, each a possible source; for an item of a
+    /// generator function's call (`for x, y in batches(…)`), the values it yields.
     pub fn function_returns(&self, cur: &Cursor<'a>, fm: &'a Module<'a>, fs: ScopeId, env: Rc<Vec<Alias<'a>>>) -> Outcome<'a> {
         let function = Project::function_name(fm, fs);
+        if let (Some(yields), Some(Sel::Iter)) = (fm.index.yields.get(&fs), cur.first()) {
+            let rest = cur.rest();
+            let candidates = yields
+                .iter()
+                .map(|value| {
+                    let draft = self.draft(fm, value.start(), Role::Move, format!("yielded by `{function}`"));
+                    (Some(draft), Cursor { m: fm, scope: fs, expr: *value, path: rest.clone(), env: env.clone() })
+                })
+                .collect();
+            return self.fork(cur, cur.expr.start(), &format!("the yields of `{function}`"), candidates);
+        }
         let Some(returns) = fm.sem.returns.get(&fs).filter(|r| !r.is_empty()) else {
             return self.end(cur, cur.expr.start(), format!("`{function}` returns nothing the analysis sees; not followed further"));
         };
@@ -217,7 +239,11 @@ impl<'p, 'a> Walker<'p, 'a> {
         let Some(default) = default else { return read };
         let text = made::text_of(m.file.text(), cur.expr);
         let key = made::text_of(m.file.text(), &args[0]);
-        let fallback = if made::is_constant(default) {
+        let fallback = if let Some(v) = self.constant(cur, default).filter(|_| !made::is_constant(default)) {
+            let value = made::text_of(m.file.text(), default);
+            let note = format!("`{text}` gives `{value}` ({}) for a `{key}` missing from the map", made::show(v));
+            self.made(cur, at, note, Values::exactly(v))
+        } else if made::is_constant(default) {
             let value = made::text_of(m.file.text(), default);
             let note = format!("`{text}` gives {value} for a `{key}` missing from the map");
             self.made(cur, at, note, made::constant_values(default))
@@ -256,6 +282,7 @@ impl<'p, 'a> Walker<'p, 'a> {
             ("builtins", "zip") => return self.zip(cur, call),
             ("builtins", "range") => return self.made(cur, at, format!("counted by `{text}`"), made::bounded(args, false, &|e| self.constant(cur, e))),
             ("builtins", "filter") => return args.get(1).map_or(Outcome::Dead, |a| self.follow(cur.at(a))),
+            ("builtins", "map") => return self.mapped(cur, call),
             ("builtins", "max" | "min" | "sum" | "abs" | "round") => {
                 return self.made(cur, at, format!("`{text}` computes it"), Values::Unknown)
             }
@@ -339,6 +366,68 @@ impl<'p, 'a> Walker<'p, 'a> {
             return self.made(cur, at, format!("`{text}` computes it from the data"), Values::Unknown);
         }
         self.end(cur, at, format!("`{text}` is a library call; not followed further"))
+    }
+
+    /// `map(f, xs)`: an element is what `f` returns for an element of `xs` (`f` a function,
+    /// a lambda, or `functools.partial` of one with some parameters given).
+    fn mapped(&self, cur: &Cursor<'a>, call: &'a ast::ExprCall) -> Outcome<'a> {
+        let at = call.start();
+        let text = made::text_of(cur.m.file.text(), cur.expr);
+        let (Some(function), Some(items)) = (call.arguments.args.first(), call.arguments.args.get(1)) else {
+            return self.end(cur, at, format!("`{text}`: not followed further"));
+        };
+        if !matches!(cur.first(), Some(Sel::Iter | Sel::Elem | Sel::Index(_))) {
+            return self.end(cur, at, format!("the whole of `{text}`; not followed further"));
+        }
+        let element = cur.at(items).with_path(vec![Sel::Elem]);
+        let (target, given): (&'a Expr, Option<&'a ast::ExprCall>) = match function {
+            Expr::Call(partial) if matches!(self.project.resolve(cur.m, cur.scope, &partial.func), Some(Object::Api("functools", "partial"))) => {
+                match partial.arguments.args.first() {
+                    Some(f) => (f, Some(partial)),
+                    None => return self.end(cur, at, format!("`{text}`: not followed further")),
+                }
+            }
+            other => (other, None),
+        };
+        let rest = cur.rest();
+        let note = format!("each element is made by `{}`", made::text_of(cur.m.file.text(), function));
+        let outcome = match self.project.resolve(cur.m, cur.scope, target) {
+            Some(Object::Function(fm, fs)) => {
+                let Some(def) = fm.sem.function(fs) else { return Outcome::Dead };
+                let mut env = Vec::new();
+                let mut free = def.parameters.iter_non_variadic_params().map(|p| p.parameter.name.as_str()).collect::<Vec<_>>();
+                if let Some(partial) = given {
+                    for (i, arg) in partial.arguments.args.iter().skip(1).enumerate() {
+                        if let Some(name) = free.get(i).copied() {
+                            env.push(Alias { m: fm, within: def.range, name, to: cur.at(arg).with_path(Vec::new()), sel: Vec::new(), samples: false, param: true });
+                        }
+                    }
+                    free.drain(..partial.arguments.args.len().saturating_sub(1).min(free.len()));
+                    for keyword in &partial.arguments.keywords {
+                        let Some(name) = keyword.arg.as_ref().map(|a| a.as_str()) else { continue };
+                        free.retain(|f| *f != name);
+                        if let Some(param) = def.parameters.iter_non_variadic_params().find(|p| p.parameter.name.as_str() == name) {
+                            let name = param.parameter.name.as_str();
+                            env.push(Alias { m: fm, within: def.range, name, to: cur.at(&keyword.value).with_path(Vec::new()), sel: Vec::new(), samples: false, param: true });
+                        }
+                    }
+                }
+                if let Some(first) = free.first().copied() {
+                    env.push(Alias { m: fm, within: def.range, name: first, to: element, sel: Vec::new(), samples: false, param: true });
+                }
+                let inner = Cursor { path: rest, ..cur.clone() };
+                self.function_returns(&inner, fm, fs, Rc::new(env))
+            }
+            Some(Object::Lambda(lm, ls, lambda)) if given.is_none() => {
+                let mut env = (*cur.env).clone();
+                if let Some(first) = lambda.parameters.as_ref().and_then(|p| p.iter_non_variadic_params().next()) {
+                    env.push(Alias { m: lm, within: lambda.range, name: first.parameter.name.as_str(), to: element, sel: Vec::new(), samples: false, param: false });
+                }
+                self.follow(Cursor { m: lm, scope: ls, expr: &lambda.body, path: rest, env: Rc::new(env) })
+            }
+            _ => return self.end(cur, at, format!("`{text}` maps a function not followed")),
+        };
+        outcome.prepend(Some(self.draft(cur.m, at, Role::Move, note)))
     }
 
     /// `int(x)` / `float(x)`: a parse of raw text makes the value; a cast of a number

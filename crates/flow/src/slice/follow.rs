@@ -325,10 +325,11 @@ impl<'p, 'a> Walker<'p, 'a> {
         }
         let (_, binding) = cur.m.sem.lookup(cur.scope, list.id.as_str(), list.range.start())?;
         match binding.value {
-            crate::semantic::Bound::Value(Expr::List(ast::ExprList { elts, .. }) | Expr::Tuple(ast::ExprTuple { elts, .. }))
-                if !elts.iter().any(Expr::is_starred_expr) =>
-            {
-                Some(elts.len() as f64)
+            crate::semantic::Bound::Value(
+                Expr::List(ast::ExprList { elts, .. }) | Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::Set(ast::ExprSet { elts, .. }),
+            ) if !elts.iter().any(Expr::is_starred_expr) => Some(elts.len() as f64),
+            crate::semantic::Bound::Value(Expr::Dict(dict)) if dict.items.iter().all(|i| i.key.is_some()) => {
+                Some(dict.items.len() as f64)
             }
             _ => None,
         }
@@ -370,6 +371,9 @@ impl<'p, 'a> Walker<'p, 'a> {
                 let sign = if binop.op == Operator::Add { "+" } else { "-" };
                 format!("`{text}` shifts every value by {sign}{operand}")
             }
+            Operator::Add => format!("`{text}` adds `{operand}` to every value"),
+            Operator::Sub => format!("`{text}` subtracts `{operand}` from every value"),
+            Operator::Mult => format!("`{text}` multiplies every value by `{operand}`"),
             Operator::Mod => format!("`{text}` wraps the values to [0, {operand})"),
             Operator::Div | Operator::FloorDiv => {
                 format!("`{text}` divides by `{operand}`: inf or NaN where it is 0, and no probabilities")

@@ -55,6 +55,8 @@ pub struct Index<'a> {
     pub mutations: FxHashMap<Holder<'a>, Vec<Mutated<'a>>>,
     /// `x += …` statements by where the binding they make starts to count (their end).
     pub augmented: FxHashMap<TextSize, &'a ast::StmtAugAssign>,
+    /// The values each generator function yields (`yield x, y`), by its scope.
+    pub yields: FxHashMap<ScopeId, Vec<&'a Expr>>,
     /// Function scopes by their definition's range, innermost last among overlapping ones.
     scopes: Vec<(TextRange, ScopeId)>,
 }
@@ -237,6 +239,10 @@ impl<'a> Visitor<'a> for Builder<'a, '_> {
             return;
         }
         self.depth += 1;
+        if let Expr::Yield(ast::ExprYield { value: Some(value), .. }) = expr {
+            let scope = self.index.scope_at(expr.start());
+            self.index.yields.entry(scope).or_default().push(value);
+        }
         visitor::walk_expr(self, expr);
         self.depth -= 1;
     }

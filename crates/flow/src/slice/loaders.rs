@@ -122,6 +122,7 @@ impl<'p, 'a> Walker<'p, 'a> {
         let mut env = Vec::new();
         if let Some(b) = built {
             self.bind_init(&mut env, cm, class, b);
+            self.bind_self(&mut env, gm, getitem, b);
         }
         let rest: Vec<Sel> = path.into_iter().skip(1).collect();
         let inner = Cursor { m: gm, scope: getitem, expr: cur.expr, path: rest, env: Rc::new(env) };

@@ -364,6 +364,9 @@ impl<'p, 'a> Walker<'p, 'a> {
         let m = cur.m;
         let field = attr.attr.as_str();
         let at = attr.start();
+        if let Some((cm, class, _)) = self.receiver(cur, &attr.value) {
+            return self.class_attribute(cur, cm, class, field, at);
+        }
         if let Expr::Name(base) = &*attr.value {
             if base.id.as_str() == "self" {
                 if let Some(class) = m.sem.class_of(cur.scope) {
@@ -404,6 +407,14 @@ impl<'p, 'a> Walker<'p, 'a> {
             }
             _ => {
                 let text = made::text_of(m.file.text(), cur.expr);
+                // A configuration's field: argparse's default, a dataclass field's default
+                // or the keyword its constructor got (as lint finds them).
+                let (value, scope) = m.flow.origin(cur.expr, cur.scope);
+                if !std::ptr::eq(value, cur.expr) {
+                    let note = format!("`{text}` is set here");
+                    let next = Cursor { scope, ..cur.at(value) };
+                    return self.then(self.draft(m, value.start(), Role::Read, note), next);
+                }
                 self.end(cur, at, format!("`{text}` is an attribute of an object the analysis cannot name; not followed further"))
             }
         }
@@ -456,6 +467,26 @@ impl<'p, 'a> Walker<'p, 'a> {
         draft.confirmed |= live;
         draft.observed |= live;
         outcome.prepend_draft(Some(draft))
+    }
+
+    /// Binds `self`, in a method entered through an instance built at a known call, to that
+    /// call: `self.attr` is then looked up in the instance's own class.
+    pub fn bind_self(&self, env: &mut Vec<Alias<'a>>, fm: &'a Module<'a>, fs: ScopeId, built: super::resolve::Built<'a>) {
+        let Some(def) = fm.sem.function(fs) else { return };
+        let Some(first) = def.parameters.iter_non_variadic_params().next() else { return };
+        let Some(expr) = built.call_expr() else { return };
+        let to = Cursor { m: built.m, scope: built.scope, expr, path: Vec::new(), env: Default::default() };
+        env.push(Alias { m: fm, within: def.range, name: first.parameter.name.as_str(), to, sel: Vec::new(), samples: false, param: true });
+    }
+
+    /// The instance `self` stands for, when the method was entered through a known one.
+    pub fn receiver(&self, cur: &Cursor<'a>, base: &'a Expr) -> Option<(&'a Module<'a>, ClassId, super::resolve::Built<'a>)> {
+        let Expr::Name(name) = base else { return None };
+        let alias = self.alias(cur, name.id.as_str(), name.range.start(), true)?;
+        match self.project.resolve(alias.to.m, alias.to.scope, alias.to.expr) {
+            Some(Object::Instance(cm, class, Some(built))) => Some((cm, class, built)),
+            _ => None,
+        }
     }
 
     /// Binds `__init__`'s parameters to the arguments of the call that built the instance.

@@ -32,6 +32,38 @@ pub struct Built<'a> {
     pub call: &'a ast::ExprCall,
 }
 
+impl<'a> Built<'a> {
+    /// The call as an expression of its module (the statement's own node).
+    pub fn call_expr(&self) -> Option<&'a Expr> {
+        find_call(self.m, self.call)
+    }
+}
+
+/// The expression node that is `call` (calls are found in statements as `ExprCall`s).
+fn find_call<'a>(m: &'a Module<'a>, call: &'a ast::ExprCall) -> Option<&'a Expr> {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct Find<'a> {
+        target: ruff_text_size::TextRange,
+        found: Option<&'a Expr>,
+    }
+    impl<'a> Visitor<'a> for Find<'a> {
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            if self.found.is_some() || !expr.range().contains_range(self.target) {
+                return;
+            }
+            if matches!(expr, Expr::Call(_)) && expr.range() == self.target {
+                self.found = Some(expr);
+                return;
+            }
+            visitor::walk_expr(self, expr);
+        }
+    }
+    let stmt = m.index.statement_at(call.start())?;
+    let mut find = Find { target: call.range(), found: None };
+    find.visit_stmt(stmt);
+    find.found
+}
+
 const MAX_DEPTH: u32 = 12;
 
 /// Methods that return the object they are called on (`model.to(device)`).
