@@ -67,7 +67,13 @@ fn explain_names_the_labelled_origin_line() {
     eprintln!("named:\n  {}\nmissed:\n  {}", named.join("\n  "), missed.join("\n  "));
     // Four scripts end in errors that explain does not diagnose from a CPU traceback (an
     // RNN's hidden state, an EmbeddingBag's offsets) or whose CPU run raises nothing.
-    assert!(named.len() >= 22, "{} of {} named; missed:\n{}", named.len(), named.len() + missed.len(), missed.join("\n"));
+    assert!(
+        named.len() >= 22,
+        "{} of {} named; missed:\n{}",
+        named.len(),
+        named.len() + missed.len(),
+        missed.join("\n")
+    );
 }
 
 #[test]
@@ -83,7 +89,10 @@ fn made_steps_never_land_on_a_line_that_only_moves() {
             let file = origin_dir().join("scripts").join(step["file"].as_str().unwrap());
             let source = std::fs::read_to_string(&file).unwrap();
             let line = step["line"].as_u64().unwrap() as usize;
-            assert!(!only_moves::only_moves(&source, line), "{script}: made here on a line that only moves: {step}");
+            assert!(
+                !only_moves::only_moves(&source, line),
+                "{script}: made here on a line that only moves: {step}"
+            );
             checked += 1;
         }
     }

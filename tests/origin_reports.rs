@@ -32,7 +32,16 @@ fn origin(args: &[&str], stdin: &str) -> Output {
 }
 
 /// A guard report of `script` failing at `frames` (innermost first), as the guard writes it.
-fn report(script: &str, cause: &str, op: &str, frames: &[u64], holders: &[&str], parameter: &str, bad: &[f64], extra: Value) -> Value {
+fn report(
+    script: &str,
+    cause: &str,
+    op: &str,
+    frames: &[u64],
+    holders: &[&str],
+    parameter: &str,
+    bad: &[f64],
+    extra: Value,
+) -> Value {
     let file = scripts().join(script).to_string_lossy().into_owned();
     let frames: Vec<Value> = frames
         .iter()
@@ -75,34 +84,361 @@ fn traced(report: &Value) -> Value {
 fn labelled() -> Vec<(&'static str, Value)> {
     let none = json!({});
     vec![
-        ("bn_last_batch.py", report("bn_last_batch.py", "batchnorm-single-sample", "batch_norm", &[15, 23], &[], "input", &[], none.clone())),
-        ("collate_offset.py", report("collate_offset.py", "target-out-of-range", "cross_entropy", &[26], &["labels"], "target", &[4.0], none.clone())),
-        ("ctc_no_blank.py", report("ctc_no_blank.py", "ctc-loss", "ctc_loss", &[27], &["targets"], "targets", &[10.0], module("Linear", &[13, 24], Some(10), Some(11), "ctc_no_blank.py"))),
-        ("dict_batch_pad_label.py", report("dict_batch_pad_label.py", "target-out-of-range", "cross_entropy", &[41, 46], &[], "target", &[-1.0], none.clone())),
-        ("embedding_neg_pad.py", report("embedding_neg_pad.py", "embedding-index-out-of-range", "embedding", &[24], &["ids"], "input", &[-1.0], none.clone())),
-        ("flatten_wrong.py", report("flatten_wrong.py", "batch-size-mismatch", "cross_entropy", &[26], &[], "input", &[], none.clone())),
-        ("float_labels.py", report("float_labels.py", "target-dtype", "cross_entropy", &[26], &["y"], "target", &[], none.clone())),
-        ("graph_one_based_edges.py", report("graph_one_based_edges.py", "index-out-of-bounds", "index", &[18, 26], &[], "index", &[10.0], none.clone())),
-        ("gru_hidden_carry.py", report("gru_hidden_carry.py", "batch-size-mismatch", "gru", &[19, 28], &["h"], "hx", &[], none.clone())),
-        ("label_map_start1.py", report("label_map_start1.py", "target-out-of-range", "cross_entropy", &[41, 48], &["topic"], "target", &[5.0], none.clone())),
-        ("late_cohort.py", report("late_cohort.py", "target-out-of-range", "cross_entropy", &[23], &["yb"], "target", &[6.0], module("Linear", &[17], Some(6), Some(7), "late_cohort.py"))),
-        ("long_sequence.py", report("long_sequence.py", "embedding-index-out-of-range", "embedding", &[24, 30], &["pos"], "input", &[100.0], module("Embedding", &[19, 28], Some(100), Some(110), "long_sequence.py"))),
-        ("lstm_fixed_hidden.py", report("lstm_fixed_hidden.py", "batch-size-mismatch", "lstm", &[19, 26], &[], "hx", &[], none.clone())),
-        ("ner_pad_minus1.py", report("ner_pad_minus1.py", "target-out-of-range", "cross_entropy", &[49], &[], "target", &[-1.0], none.clone())),
-        ("num_classes_from_max.py", report("num_classes_from_max.py", "target-out-of-range", "cross_entropy", &[14], &["yb"], "target", &[6.0], module("Linear", &[11], Some(6), Some(7), "num_classes_from_max.py"))),
-        ("one_hot_classes.py", report("one_hot_classes.py", "target-out-of-range", "one_hot", &[10, 18], &["target"], "tensor", &[3.0], none.clone())),
-        ("onehot_to_ce.py", report("onehot_to_ce.py", "target-shape", "nll_loss", &[16], &[], "target", &[], none.clone())),
-        ("positions_from_one.py", report("positions_from_one.py", "embedding-index-out-of-range", "embedding", &[18, 24], &["positions"], "input", &[32.0], module("Embedding", &[12, 22], Some(32), Some(33), "positions_from_one.py"))),
-        ("sample_no_softmax.py", report("sample_no_softmax.py", "invalid-probabilities", "multinomial", &[12], &["probs"], "input", &[], none.clone())),
-        ("scatter_num_graphs.py", report("scatter_num_graphs.py", "index-out-of-bounds", "index_add", &[13, 16], &["batch"], "index", &[3.0], none.clone())),
-        ("seg_void_255.py", report("seg_void_255.py", "target-out-of-range", "cross_entropy", &[32], &["mask"], "target", &[255.0], module("CrossEntropyLoss", &[29], None, None, "seg_void_255.py"))),
-        ("species_csv.py", report("species_csv.py", "target-out-of-range", "cross_entropy", &[35], &["y"], "target", &[3.0], none.clone())),
-        ("stale_class_list.py", report("stale_class_list.py", "target-out-of-range", "cross_entropy", &[26], &["labels"], "target", &[4.0, 5.0], module("Linear", &[23], Some(4), Some(6), "stale_class_list.py"))),
-        ("target_n_by_1.py", report("target_n_by_1.py", "target-shape", "nll_loss", &[24], &["labels"], "target", &[], none.clone())),
-        ("target_transform_shift.py", report("target_transform_shift.py", "target-out-of-range", "cross_entropy", &[30], &["targets"], "target", &[6.0], none.clone())),
-        ("topk_gather.py", report("topk_gather.py", "index-out-of-bounds", "gather", &[9], &["best"], "index", &[20.0, 45.0], none.clone())),
-        ("vocab_grew.py", report("vocab_grew.py", "embedding-index-out-of-range", "embedding_bag", &[43], &["ids"], "input", &[11.0], module("EmbeddingBag", &[23], Some(11), Some(12), "vocab_grew.py"))),
-        ("workers_corrupt_label.py", report("workers_corrupt_label.py", "target-out-of-range", "cross_entropy", &[32, 39], &["stars"], "target", &[99.0], none.clone())),
+        (
+            "bn_last_batch.py",
+            report(
+                "bn_last_batch.py",
+                "batchnorm-single-sample",
+                "batch_norm",
+                &[15, 23],
+                &[],
+                "input",
+                &[],
+                none.clone(),
+            ),
+        ),
+        (
+            "collate_offset.py",
+            report(
+                "collate_offset.py",
+                "target-out-of-range",
+                "cross_entropy",
+                &[26],
+                &["labels"],
+                "target",
+                &[4.0],
+                none.clone(),
+            ),
+        ),
+        (
+            "ctc_no_blank.py",
+            report(
+                "ctc_no_blank.py",
+                "ctc-loss",
+                "ctc_loss",
+                &[27],
+                &["targets"],
+                "targets",
+                &[10.0],
+                module("Linear", &[13, 24], Some(10), Some(11), "ctc_no_blank.py"),
+            ),
+        ),
+        (
+            "dict_batch_pad_label.py",
+            report(
+                "dict_batch_pad_label.py",
+                "target-out-of-range",
+                "cross_entropy",
+                &[41, 46],
+                &[],
+                "target",
+                &[-1.0],
+                none.clone(),
+            ),
+        ),
+        (
+            "embedding_neg_pad.py",
+            report(
+                "embedding_neg_pad.py",
+                "embedding-index-out-of-range",
+                "embedding",
+                &[24],
+                &["ids"],
+                "input",
+                &[-1.0],
+                none.clone(),
+            ),
+        ),
+        (
+            "flatten_wrong.py",
+            report(
+                "flatten_wrong.py",
+                "batch-size-mismatch",
+                "cross_entropy",
+                &[26],
+                &[],
+                "input",
+                &[],
+                none.clone(),
+            ),
+        ),
+        (
+            "float_labels.py",
+            report(
+                "float_labels.py",
+                "target-dtype",
+                "cross_entropy",
+                &[26],
+                &["y"],
+                "target",
+                &[],
+                none.clone(),
+            ),
+        ),
+        (
+            "graph_one_based_edges.py",
+            report(
+                "graph_one_based_edges.py",
+                "index-out-of-bounds",
+                "index",
+                &[18, 26],
+                &[],
+                "index",
+                &[10.0],
+                none.clone(),
+            ),
+        ),
+        (
+            "gru_hidden_carry.py",
+            report(
+                "gru_hidden_carry.py",
+                "batch-size-mismatch",
+                "gru",
+                &[19, 28],
+                &["h"],
+                "hx",
+                &[],
+                none.clone(),
+            ),
+        ),
+        (
+            "label_map_start1.py",
+            report(
+                "label_map_start1.py",
+                "target-out-of-range",
+                "cross_entropy",
+                &[41, 48],
+                &["topic"],
+                "target",
+                &[5.0],
+                none.clone(),
+            ),
+        ),
+        (
+            "late_cohort.py",
+            report(
+                "late_cohort.py",
+                "target-out-of-range",
+                "cross_entropy",
+                &[23],
+                &["yb"],
+                "target",
+                &[6.0],
+                module("Linear", &[17], Some(6), Some(7), "late_cohort.py"),
+            ),
+        ),
+        (
+            "long_sequence.py",
+            report(
+                "long_sequence.py",
+                "embedding-index-out-of-range",
+                "embedding",
+                &[24, 30],
+                &["pos"],
+                "input",
+                &[100.0],
+                module("Embedding", &[19, 28], Some(100), Some(110), "long_sequence.py"),
+            ),
+        ),
+        (
+            "lstm_fixed_hidden.py",
+            report(
+                "lstm_fixed_hidden.py",
+                "batch-size-mismatch",
+                "lstm",
+                &[19, 26],
+                &[],
+                "hx",
+                &[],
+                none.clone(),
+            ),
+        ),
+        (
+            "ner_pad_minus1.py",
+            report(
+                "ner_pad_minus1.py",
+                "target-out-of-range",
+                "cross_entropy",
+                &[49],
+                &[],
+                "target",
+                &[-1.0],
+                none.clone(),
+            ),
+        ),
+        (
+            "num_classes_from_max.py",
+            report(
+                "num_classes_from_max.py",
+                "target-out-of-range",
+                "cross_entropy",
+                &[14],
+                &["yb"],
+                "target",
+                &[6.0],
+                module("Linear", &[11], Some(6), Some(7), "num_classes_from_max.py"),
+            ),
+        ),
+        (
+            "one_hot_classes.py",
+            report(
+                "one_hot_classes.py",
+                "target-out-of-range",
+                "one_hot",
+                &[10, 18],
+                &["target"],
+                "tensor",
+                &[3.0],
+                none.clone(),
+            ),
+        ),
+        (
+            "onehot_to_ce.py",
+            report("onehot_to_ce.py", "target-shape", "nll_loss", &[16], &[], "target", &[], none.clone()),
+        ),
+        (
+            "positions_from_one.py",
+            report(
+                "positions_from_one.py",
+                "embedding-index-out-of-range",
+                "embedding",
+                &[18, 24],
+                &["positions"],
+                "input",
+                &[32.0],
+                module("Embedding", &[12, 22], Some(32), Some(33), "positions_from_one.py"),
+            ),
+        ),
+        (
+            "sample_no_softmax.py",
+            report(
+                "sample_no_softmax.py",
+                "invalid-probabilities",
+                "multinomial",
+                &[12],
+                &["probs"],
+                "input",
+                &[],
+                none.clone(),
+            ),
+        ),
+        (
+            "scatter_num_graphs.py",
+            report(
+                "scatter_num_graphs.py",
+                "index-out-of-bounds",
+                "index_add",
+                &[13, 16],
+                &["batch"],
+                "index",
+                &[3.0],
+                none.clone(),
+            ),
+        ),
+        (
+            "seg_void_255.py",
+            report(
+                "seg_void_255.py",
+                "target-out-of-range",
+                "cross_entropy",
+                &[32],
+                &["mask"],
+                "target",
+                &[255.0],
+                module("CrossEntropyLoss", &[29], None, None, "seg_void_255.py"),
+            ),
+        ),
+        (
+            "species_csv.py",
+            report(
+                "species_csv.py",
+                "target-out-of-range",
+                "cross_entropy",
+                &[35],
+                &["y"],
+                "target",
+                &[3.0],
+                none.clone(),
+            ),
+        ),
+        (
+            "stale_class_list.py",
+            report(
+                "stale_class_list.py",
+                "target-out-of-range",
+                "cross_entropy",
+                &[26],
+                &["labels"],
+                "target",
+                &[4.0, 5.0],
+                module("Linear", &[23], Some(4), Some(6), "stale_class_list.py"),
+            ),
+        ),
+        (
+            "target_n_by_1.py",
+            report(
+                "target_n_by_1.py",
+                "target-shape",
+                "nll_loss",
+                &[24],
+                &["labels"],
+                "target",
+                &[],
+                none.clone(),
+            ),
+        ),
+        (
+            "target_transform_shift.py",
+            report(
+                "target_transform_shift.py",
+                "target-out-of-range",
+                "cross_entropy",
+                &[30],
+                &["targets"],
+                "target",
+                &[6.0],
+                none.clone(),
+            ),
+        ),
+        (
+            "topk_gather.py",
+            report(
+                "topk_gather.py",
+                "index-out-of-bounds",
+                "gather",
+                &[9],
+                &["best"],
+                "index",
+                &[20.0, 45.0],
+                none.clone(),
+            ),
+        ),
+        (
+            "vocab_grew.py",
+            report(
+                "vocab_grew.py",
+                "embedding-index-out-of-range",
+                "embedding_bag",
+                &[43],
+                &["ids"],
+                "input",
+                &[11.0],
+                module("EmbeddingBag", &[23], Some(11), Some(12), "vocab_grew.py"),
+            ),
+        ),
+        (
+            "workers_corrupt_label.py",
+            report(
+                "workers_corrupt_label.py",
+                "target-out-of-range",
+                "cross_entropy",
+                &[32, 39],
+                &["stars"],
+                "target",
+                &[99.0],
+                none.clone(),
+            ),
+        ),
     ]
 }
 
@@ -118,14 +454,18 @@ fn the_labelled_origin_of_at_least_27_of_the_28_scripts_is_named() {
     let cases = labelled();
     for (script, report) in &cases {
         let d = traced(report);
-        let lines: Vec<u64> = d["origin"].as_array().unwrap().iter().filter_map(|o| o["line"].as_u64()).collect();
+        let lines: Vec<u64> =
+            d["origin"].as_array().unwrap().iter().filter_map(|o| o["line"].as_u64()).collect();
         if !lines.contains(&labelled_origin(script)) {
             missed.push(format!("{script}: {lines:?} end {}", d["origin_end"]));
         }
         for step in d["origin"].as_array().unwrap() {
             if step["role"] == "made" && matches!(step["chain"].as_str(), Some("value" | "size")) {
                 let source = std::fs::read_to_string(scripts().join(step["file"].as_str().unwrap())).unwrap();
-                assert!(!only_moves::only_moves(&source, step["line"].as_u64().unwrap() as usize), "{script}: {step}");
+                assert!(
+                    !only_moves::only_moves(&source, step["line"].as_u64().unwrap() as usize),
+                    "{script}: {step}"
+                );
             }
         }
     }
@@ -138,13 +478,24 @@ fn runtime_facts_confirm_steps_and_name_the_bad_samples() {
     let file = scripts().join("label_map_start1.py").to_string_lossy().into_owned();
     let extra = json!({"dataset": {"indices": [37, 167], "sample": "(tensor[3] f32, 5)",
         "chain": [{"class": "Docs", "file": file, "getitem_line": 22, "index": 37}]}});
-    let d = traced(&report("label_map_start1.py", "target-out-of-range", "cross_entropy", &[41, 48], &["topic"], "target", &[5.0], extra));
+    let d = traced(&report(
+        "label_map_start1.py",
+        "target-out-of-range",
+        "cross_entropy",
+        &[41, 48],
+        &["topic"],
+        "target",
+        &[5.0],
+        extra,
+    ));
     let steps: Vec<(u64, &str, bool)> = d["origin"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|o| o["chain"] == "value")
-        .map(|o| (o["line"].as_u64().unwrap(), o["role"].as_str().unwrap(), o["confirmed"].as_bool().unwrap()))
+        .map(|o| {
+            (o["line"].as_u64().unwrap(), o["role"].as_str().unwrap(), o["confirmed"].as_bool().unwrap())
+        })
         .collect();
     assert_eq!(steps, [(39, "unpack", false), (36, "move", false), (22, "read", true), (14, "made", false)]);
     assert_eq!(d["dataset_indices"], json!([37, 167]));
@@ -154,27 +505,60 @@ fn runtime_facts_confirm_steps_and_name_the_bad_samples() {
 
 #[test]
 fn a_bare_diagnosis_with_runtime_facts_is_traced_too() {
-    let full = report("species_csv.py", "target-out-of-range", "cross_entropy", &[35], &["y"], "target", &[3.0], json!({}));
+    let full = report(
+        "species_csv.py",
+        "target-out-of-range",
+        "cross_entropy",
+        &[35],
+        &["y"],
+        "target",
+        &[3.0],
+        json!({}),
+    );
     let mut diagnosis = full["diagnosis"].clone();
     diagnosis["runtime"] = full["runtime"].clone();
     let out = origin(&["-"], &diagnosis.to_string());
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let d: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let made: Vec<u64> = d["origin"].as_array().unwrap().iter().filter(|o| o["role"] == "made").filter_map(|o| o["line"].as_u64()).collect();
+    let made: Vec<u64> = d["origin"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["role"] == "made")
+        .filter_map(|o| o["line"].as_u64())
+        .collect();
     assert_eq!(made, [25]);
     assert!(d["runtime"].is_object(), "the runtime facts are kept");
 }
 
 #[test]
 fn a_source_changed_since_the_run_gives_no_path_and_one_note() {
-    let mut r = report("species_csv.py", "target-out-of-range", "cross_entropy", &[35], &["y"], "target", &[3.0], json!({}));
+    let mut r = report(
+        "species_csv.py",
+        "target-out-of-range",
+        "cross_entropy",
+        &[35],
+        &["y"],
+        "target",
+        &[3.0],
+        json!({}),
+    );
     r["runtime"]["frames"][0]["size"] = json!(12);
     r["runtime"]["frames"][0]["mtime_ns"] = json!(0);
     let d = traced(&r);
     assert_eq!(d["origin"], json!([]));
-    let notes: Vec<&str> = d["evidence"].as_array().unwrap().iter().filter(|e| e["kind"] == "origin").filter_map(|e| e["text"].as_str()).collect();
+    let notes: Vec<&str> = d["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "origin")
+        .filter_map(|e| e["text"].as_str())
+        .collect();
     assert_eq!(notes.len(), 1, "{notes:?}");
-    assert!(notes[0].starts_with("species_csv.py: changed since the process ran (12 bytes then"), "{notes:?}");
+    assert!(
+        notes[0].starts_with("species_csv.py: changed since the process ran (12 bytes then"),
+        "{notes:?}"
+    );
 }
 
 #[test]
@@ -198,7 +582,16 @@ fn the_path_as_people_read_it() {
     let file = scripts().join("workers_corrupt_label.py").to_string_lossy().into_owned();
     let extra = json!({"dataset": {"indices": [333], "sample": "(tensor[3] f32, 99)",
         "chain": [{"class": "Reviews", "file": file, "getitem_line": 22, "index": 333}]}});
-    let r = report("workers_corrupt_label.py", "target-out-of-range", "cross_entropy", &[32, 39], &["stars"], "target", &[99.0], extra);
+    let r = report(
+        "workers_corrupt_label.py",
+        "target-out-of-range",
+        "cross_entropy",
+        &[32, 39],
+        &["stars"],
+        "target",
+        &[99.0],
+        extra,
+    );
     let out = origin(&["--text"], &r.to_string());
     insta::assert_snapshot!(String::from_utf8_lossy(&out.stdout));
 }

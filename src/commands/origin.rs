@@ -12,7 +12,9 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  assertscope origin guard-1234.json\n  assertscope origin - < report.json\n  assertscope origin --text guard-1234.json")]
+#[command(
+    after_help = "Examples:\n  assertscope origin guard-1234.json\n  assertscope origin - < report.json\n  assertscope origin --text guard-1234.json"
+)]
 pub struct OriginArgs {
     /// A guard report (assertscope.guard-report/1) or a diagnosis with `runtime` facts; `-` reads stdin
     #[arg(default_value = "-")]
@@ -30,7 +32,8 @@ pub struct OriginArgs {
 const MAX_INPUT: u64 = 64 << 20;
 
 pub fn execute(args: OriginArgs) -> anyhow::Result<u8> {
-    let name = if args.input.as_os_str() == "-" { "stdin".to_string() } else { args.input.display().to_string() };
+    let name =
+        if args.input.as_os_str() == "-" { "stdin".to_string() } else { args.input.display().to_string() };
     let text = read(&args.input).with_context(|| name.clone())?;
     let mut document: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{name}: not JSON ({e})"))?;
@@ -42,13 +45,13 @@ pub fn execute(args: OriginArgs) -> anyhow::Result<u8> {
         report.diagnosis
     } else if document.get("cause").is_some() {
         let runtime: Option<Runtime> = match document.get("runtime") {
-            Some(r) => Some(
-                serde_json::from_value(r.clone()).map_err(|e| anyhow::anyhow!("{name}: runtime: {e}"))?,
-            ),
+            Some(r) => {
+                Some(serde_json::from_value(r.clone()).map_err(|e| anyhow::anyhow!("{name}: runtime: {e}"))?)
+            }
             None => None,
         };
-        let mut diagnosis: Diagnosis =
-            serde_json::from_value(document.clone()).map_err(|e| anyhow::anyhow!("{name}: not a diagnosis ({e})"))?;
+        let mut diagnosis: Diagnosis = serde_json::from_value(document.clone())
+            .map_err(|e| anyhow::anyhow!("{name}: not a diagnosis ({e})"))?;
         crate::origin::trace(&mut diagnosis, runtime.as_ref(), &[]);
         let mut filled = serde_json::to_value(&diagnosis)?;
         if let (Some(object), Some(r)) = (filled.as_object_mut(), document.get("runtime")) {
@@ -65,7 +68,9 @@ pub fn execute(args: OriginArgs) -> anyhow::Result<u8> {
         let palette = Palette::new(args.color.for_stdout());
         out.write_all(crate::render::human::render(&report, &palette, "the report").as_bytes())
     } else {
-        serde_json::to_writer_pretty(&mut out, &document).map_err(std::io::Error::other).and_then(|()| writeln!(out))
+        serde_json::to_writer_pretty(&mut out, &document)
+            .map_err(std::io::Error::other)
+            .and_then(|()| writeln!(out))
     };
     match written {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
@@ -81,6 +86,12 @@ fn read(input: &std::path::Path) -> anyhow::Result<String> {
     } else {
         std::fs::File::open(input)?.take(MAX_INPUT + 1).read_to_end(&mut bytes)?;
     }
-    anyhow::ensure!(bytes.len() as u64 <= MAX_INPUT, "larger than {} MiB: not a guard report", MAX_INPUT >> 20);
-    String::from_utf8(bytes).map_err(|e| anyhow::anyhow!("not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()))
+    anyhow::ensure!(
+        bytes.len() as u64 <= MAX_INPUT,
+        "larger than {} MiB: not a guard report",
+        MAX_INPUT >> 20
+    );
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!("not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to())
+    })
 }

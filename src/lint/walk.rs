@@ -4,8 +4,8 @@
 
 use super::{lint_source_with, Selection, Violation};
 use assertscope_flow::imports::{FileImports, ImportCache};
-pub use assertscope_flow::walk::{Unreadable, MAX_FILE_BYTES};
 use assertscope_flow::walk::{describe_io, display};
+pub use assertscope_flow::walk::{Unreadable, MAX_FILE_BYTES};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -97,8 +97,6 @@ pub fn lint_file(
     let imports = FileImports { file: path, cache };
     Ok((lint_source_with(&display(path), &text, selection, &imports), lines))
 }
-
-
 
 /// Reads one Python file for lint (see [`assertscope_flow::walk::read_source`]).
 pub fn read_source(path: &Path) -> Result<String, Unreadable> {

@@ -54,7 +54,10 @@ fn guarded(strict: bool, analysis: impl FnOnce() -> Found) -> Found {
                 .map(String::as_str)
                 .or_else(|| panic.downcast_ref::<&str>().copied())
                 .unwrap_or("an internal error");
-            Found { notes: vec![format!("the origin analysis failed ({what}); no origin is drawn")], ..Found::default() }
+            Found {
+                notes: vec![format!("the origin analysis failed ({what}); no origin is drawn")],
+                ..Found::default()
+            }
         }
     }
 }
@@ -90,7 +93,11 @@ fn analyse(d: &Diagnosis, runtime: Option<&Runtime>, given: &[Frame]) -> Found {
 
 fn add(found: &mut Found, trail: Trail) {
     for step in trail.steps {
-        if !found.steps.iter().any(|s| s.file == step.file && s.line == Some(step.line as u64) && s.chain.as_deref() == Some(step.chain.as_str())) {
+        if !found.steps.iter().any(|s| {
+            s.file == step.file
+                && s.line == Some(step.line as u64)
+                && s.chain.as_deref() == Some(step.chain.as_str())
+        }) {
             found.steps.push(location(step));
         }
     }
@@ -168,7 +175,8 @@ mod tests {
         let found = guarded(false, || panic!("a bug in a rule"));
         apply(&mut d, None, found);
         assert_eq!(d.cause, "target-out-of-range");
-        let notes: Vec<&str> = d.evidence.iter().filter(|e| e.kind == NOTE_KIND).map(|e| e.text.as_str()).collect();
+        let notes: Vec<&str> =
+            d.evidence.iter().filter(|e| e.kind == NOTE_KIND).map(|e| e.text.as_str()).collect();
         assert_eq!(notes, ["the origin analysis failed (a bug in a rule); no origin is drawn"]);
         // What an older guard found is kept when the analysis found nothing.
         assert_eq!(d.origin.len(), 1);

@@ -27,7 +27,10 @@ pub fn chain_of(cause: &str) -> Option<(Chain, &'static str)> {
 /// Causes whose values broke a size the flow can find: the classes a head scores, the
 /// rows of a table, `one_hot`'s count, the length of an indexed tensor.
 pub fn has_size(cause: &str) -> bool {
-    matches!(cause, "target-out-of-range" | "embedding-index-out-of-range" | "index-out-of-bounds" | "ctc-loss")
+    matches!(
+        cause,
+        "target-out-of-range" | "embedding-index-out-of-range" | "index-out-of-bounds" | "ctc-loss"
+    )
 }
 
 /// The question about the refused value, with the frames to start from.
@@ -39,7 +42,8 @@ pub fn value_query(d: &Diagnosis, runtime: Option<&Runtime>, frames: Vec<Frame>)
         .and_then(|o| o.parameter.clone())
         .unwrap_or_else(|| parameter_for(&d.cause, op.as_deref(), parameter).to_string());
     let holders = runtime.and_then(|r| r.frames.first()).map(|f| f.holders.clone()).unwrap_or_default();
-    let operand = Operand { op, parameter: Some(parameter), position: operand_fact.and_then(|o| o.index), holders };
+    let operand =
+        Operand { op, parameter: Some(parameter), position: operand_fact.and_then(|o| o.index), holders };
     let rows = matches!(d.cause.as_str(), "batch-size-mismatch" | "batchnorm-single-sample");
     Some(Query { frames, operand, chain: Some(chain), rows, bad: bad_values(d), observed: observed(runtime) })
 }
@@ -63,7 +67,12 @@ pub fn frames(d: &Diagnosis, runtime: Option<&Runtime>, given: &[Frame]) -> Vec<
         return r
             .frames
             .iter()
-            .map(|f| Frame { file: PathBuf::from(&f.file), line: f.line as usize, function: f.function.clone(), columns: None })
+            .map(|f| Frame {
+                file: PathBuf::from(&f.file),
+                line: f.line as usize,
+                function: f.function.clone(),
+                columns: None,
+            })
             .collect();
     }
     if !given.is_empty() {
@@ -71,7 +80,14 @@ pub fn frames(d: &Diagnosis, runtime: Option<&Runtime>, given: &[Frame]) -> Vec<
     }
     d.location
         .iter()
-        .filter_map(|l| Some(Frame { file: PathBuf::from(&l.file), line: l.line? as usize, function: l.function.clone(), columns: None }))
+        .filter_map(|l| {
+            Some(Frame {
+                file: PathBuf::from(&l.file),
+                line: l.line? as usize,
+                function: l.function.clone(),
+                columns: None,
+            })
+        })
         .collect()
 }
 
@@ -86,7 +102,8 @@ pub fn bad_values(d: &Diagnosis) -> BadValues {
             None => Vec::new(),
         }
     };
-    let bound = ["bound", "classes", "num_embeddings"].iter().find_map(|k| values.get(*k).and_then(Value::as_f64));
+    let bound =
+        ["bound", "classes", "num_embeddings"].iter().find_map(|k| values.get(*k).and_then(Value::as_f64));
     if d.cause == "nan-inf" {
         return BadValues { values: Vec::new(), non_finite: true, bound };
     }
@@ -129,7 +146,13 @@ fn observed(runtime: Option<&Runtime>) -> Observed {
             .dataset
             .iter()
             .flat_map(|d| &d.chain)
-            .map(|level| (level.class.clone(), level.file.as_ref().map(PathBuf::from), level.getitem_line.map(|l| l as usize)))
+            .map(|level| {
+                (
+                    level.class.clone(),
+                    level.file.as_ref().map(PathBuf::from),
+                    level.getitem_line.map(|l| l as usize),
+                )
+            })
             .collect(),
     }
 }
@@ -146,7 +169,12 @@ pub fn size_queries(runtime: Option<&Runtime>) -> Vec<SizeQuery> {
             sites: m
                 .sites
                 .iter()
-                .map(|s| Frame { file: PathBuf::from(&s.file), line: s.line as usize, function: s.function.clone(), columns: None })
+                .map(|s| Frame {
+                    file: PathBuf::from(&s.file),
+                    line: s.line as usize,
+                    function: s.function.clone(),
+                    columns: None,
+                })
                 .collect(),
             size: m.size,
             need: m.need,
@@ -168,10 +196,8 @@ pub fn sources(runtime: Option<&Runtime>, frames: &[Frame]) -> Sources {
             }
         }
     }
-    sources.root = frames
-        .iter()
-        .rev()
-        .find(|f| f.file.is_file())
-        .and_then(|f| f.file.parent().map(|p| if p.as_os_str().is_empty() { PathBuf::from(".") } else { p.to_path_buf() }));
+    sources.root = frames.iter().rev().find(|f| f.file.is_file()).and_then(|f| {
+        f.file.parent().map(|p| if p.as_os_str().is_empty() { PathBuf::from(".") } else { p.to_path_buf() })
+    });
     sources
 }

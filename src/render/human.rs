@@ -76,7 +76,9 @@ pub fn diagnostic(d: &Diagnosis) -> Diagnostic {
     let shown: Vec<String> = d
         .values
         .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "assert_message" | "metric_line" | "dataset_indices" | "dataset_sample"))
+        .filter(|(k, _)| {
+            !matches!(k.as_str(), "assert_message" | "metric_line" | "dataset_indices" | "dataset_sample")
+        })
         .map(|(k, v)| match v {
             serde_json::Value::String(s) => format!("{k}={s}"),
             other => format!("{k}={other}"),
@@ -121,7 +123,12 @@ pub fn diagnostic(d: &Diagnosis) -> Diagnostic {
         out = out.span(source_span(&o.location()).label(label).secondary());
     }
     if let Some(end) = &d.origin_end {
-        let at = Location { file: end.file.clone(), line: end.line, function: end.function.clone(), code: end.code.clone() };
+        let at = Location {
+            file: end.file.clone(),
+            line: end.line,
+            function: end.function.clone(),
+            code: end.code.clone(),
+        };
         out = out.span(source_span(&at).label(format!("{}. {}", number + 1, end.note)).secondary());
     }
     out = out.section("why", d.explanation.as_str()).section("fix", d.fix.as_str());
@@ -135,7 +142,13 @@ pub fn diagnostic(d: &Diagnosis) -> Diagnostic {
 fn dataset_note(d: &Diagnosis) -> Option<String> {
     let indices: Vec<i64> = match &d.dataset_indices {
         Some(i) => i.clone(),
-        None => d.values.get("dataset_indices")?.as_array()?.iter().filter_map(serde_json::Value::as_i64).collect(),
+        None => d
+            .values
+            .get("dataset_indices")?
+            .as_array()?
+            .iter()
+            .filter_map(serde_json::Value::as_i64)
+            .collect(),
     };
     if indices.is_empty() {
         return None;

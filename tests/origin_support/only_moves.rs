@@ -9,12 +9,41 @@ use ruff_text_size::{Ranged, TextSize};
 
 /// Methods that move, cast, reshape or copy a value without computing a new one.
 const MOVES: &[&str] = &[
-    "to", "cuda", "cpu", "long", "int", "float", "double", "half", "bfloat16", "type", "astype", "view", "reshape",
-    "squeeze", "unsqueeze", "flatten", "permute", "transpose", "t", "contiguous", "clone", "detach", "numpy",
-    "tolist", "item", "pin_memory", "copy", "view_as", "reshape_as", "ravel", "to_numpy",
+    "to",
+    "cuda",
+    "cpu",
+    "long",
+    "int",
+    "float",
+    "double",
+    "half",
+    "bfloat16",
+    "type",
+    "astype",
+    "view",
+    "reshape",
+    "squeeze",
+    "unsqueeze",
+    "flatten",
+    "permute",
+    "transpose",
+    "t",
+    "contiguous",
+    "clone",
+    "detach",
+    "numpy",
+    "tolist",
+    "item",
+    "pin_memory",
+    "copy",
+    "view_as",
+    "reshape_as",
+    "ravel",
+    "to_numpy",
 ];
 /// Functions that only wrap a value in another container or tensor.
-const WRAPS: &[&str] = &["tensor", "as_tensor", "from_numpy", "array", "asarray", "list", "tuple", "LongTensor"];
+const WRAPS: &[&str] =
+    &["tensor", "as_tensor", "from_numpy", "array", "asarray", "list", "tuple", "LongTensor"];
 
 /// Whether `line` (1-based) of `source` holds a statement that only moves values.
 pub fn only_moves(source: &str, line: usize) -> bool {
@@ -27,8 +56,10 @@ pub fn only_moves(source: &str, line: usize) -> bool {
         Stmt::Return(r) => r.value.as_deref().is_none_or(moves),
         Stmt::For(f) => moves(&f.iter),
         Stmt::Expr(e) => match &*e.value {
-            Expr::Call(call) => matches!(&*call.func, Expr::Attribute(a) if matches!(a.attr.as_str(), "append" | "extend"))
-                && call.arguments.args.iter().all(moves),
+            Expr::Call(call) => {
+                matches!(&*call.func, Expr::Attribute(a) if matches!(a.attr.as_str(), "append" | "extend"))
+                    && call.arguments.args.iter().all(moves)
+            }
             other => moves(other),
         },
         _ => false,
@@ -51,7 +82,9 @@ fn moves(expr: &Expr) -> bool {
                 Expr::Attribute(a) if WRAPS.contains(&a.attr.as_str()) => {
                     call.arguments.args.first().is_some_and(moves) && args_plain
                 }
-                Expr::Name(n) if WRAPS.contains(&n.id.as_str()) => call.arguments.args.first().is_some_and(moves) && args_plain,
+                Expr::Name(n) if WRAPS.contains(&n.id.as_str()) => {
+                    call.arguments.args.first().is_some_and(moves) && args_plain
+                }
                 _ => false,
             }
         }
@@ -63,14 +96,20 @@ fn moves(expr: &Expr) -> bool {
 fn index(slice: &Expr) -> bool {
     match slice {
         Expr::Tuple(t) => t.elts.iter().all(index),
-        Expr::Slice(s) => [&s.lower, &s.upper, &s.step].iter().all(|b| b.as_deref().is_none_or(|e| literal(e) || moves(e))),
+        Expr::Slice(s) => {
+            [&s.lower, &s.upper, &s.step].iter().all(|b| b.as_deref().is_none_or(|e| literal(e) || moves(e)))
+        }
         other => literal(other) || moves(other),
     }
 }
 
 fn literal(expr: &Expr) -> bool {
     match expr {
-        Expr::NumberLiteral(_) | Expr::StringLiteral(_) | Expr::BooleanLiteral(_) | Expr::NoneLiteral(_) | Expr::EllipsisLiteral(_) => true,
+        Expr::NumberLiteral(_)
+        | Expr::StringLiteral(_)
+        | Expr::BooleanLiteral(_)
+        | Expr::NoneLiteral(_)
+        | Expr::EllipsisLiteral(_) => true,
         Expr::UnaryOp(u) => literal(&u.operand),
         _ => false,
     }

@@ -73,4 +73,3 @@ impl std::ops::BitOr for Facts {
         self.with(rhs)
     }
 }
-

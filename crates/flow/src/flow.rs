@@ -5,8 +5,8 @@
 //! local `Dataset` returns to a `DataLoader` loop.
 
 pub use crate::facts::Facts;
-use crate::summary::{ModuleSummary, Resolver};
 use crate::semantic::{argument, int_literal, Bound, ClassId, ClassInfo, ScopeId, ScopeKind, Semantic};
+use crate::summary::{ModuleSummary, Resolver};
 use ruff_python_ast::{self as ast, Expr, Operator};
 use ruff_text_size::{Ranged, TextRange};
 use std::cell::{Cell, RefCell};

@@ -81,8 +81,9 @@ impl ImportCache {
             return known.clone();
         }
         // Computed without the lock held; two threads may both compute it, which is harmless.
-        let summary =
-            crate::walk::read_source(path, "assertscope").ok().map(|text| Arc::new(summarize(&display(path), &text)));
+        let summary = crate::walk::read_source(path, "assertscope")
+            .ok()
+            .map(|text| Arc::new(summarize(&display(path), &text)));
         self.modules.lock().unwrap().insert(path.to_path_buf(), summary.clone());
         summary
     }

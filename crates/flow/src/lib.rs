@@ -7,9 +7,9 @@ pub mod facts;
 pub mod flow;
 pub mod imports;
 pub mod semantic;
+pub mod slice;
 pub mod source;
 pub mod summary;
-pub mod slice;
 pub mod walk;
 
 pub use evidence::{Evidence, Place, Related};

@@ -48,4 +48,3 @@ impl Resolver for NoImports {
         None
     }
 }
-

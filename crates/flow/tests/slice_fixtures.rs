@@ -18,7 +18,15 @@ fn fixture(name: &str) -> String {
 
 /// script, frames (innermost first), op, parameter, bad values, chain, module built with
 /// the broken size (class, line) when the guard names one.
-type Case = (&'static str, &'static [usize], &'static str, &'static str, &'static [f64], Chain, Option<(&'static str, &'static [usize])>);
+type Case = (
+    &'static str,
+    &'static [usize],
+    &'static str,
+    &'static str,
+    &'static [f64],
+    Chain,
+    Option<(&'static str, &'static [usize])>,
+);
 
 const CASES: &[Case] = &[
     ("bn_last_batch.py", &[15, 23], "batch_norm", "input", &[], Chain::Shape, None),
@@ -33,17 +41,49 @@ const CASES: &[Case] = &[
     ("graph_one_based_edges.py", &[18, 26], "index", "index", &[10.0], Chain::Value, None),
     ("label_map_start1.py", &[41, 48], "cross_entropy", "target", &[5.0], Chain::Value, None),
     ("late_cohort.py", &[23], "cross_entropy", "target", &[6.0], Chain::Value, Some(("Linear", &[17]))),
-    ("long_sequence.py", &[24, 30], "embedding", "input", &[100.0, 105.0], Chain::Value, Some(("Embedding", &[19, 28]))),
+    (
+        "long_sequence.py",
+        &[24, 30],
+        "embedding",
+        "input",
+        &[100.0, 105.0],
+        Chain::Value,
+        Some(("Embedding", &[19, 28])),
+    ),
     ("ner_pad_minus1.py", &[49], "cross_entropy", "target", &[-1.0], Chain::Value, None),
-    ("num_classes_from_max.py", &[14], "cross_entropy", "target", &[6.0], Chain::Value, Some(("Linear", &[11]))),
+    (
+        "num_classes_from_max.py",
+        &[14],
+        "cross_entropy",
+        "target",
+        &[6.0],
+        Chain::Value,
+        Some(("Linear", &[11])),
+    ),
     ("one_hot_classes.py", &[10, 18], "one_hot", "tensor", &[3.0], Chain::Value, None),
     ("onehot_to_ce.py", &[16], "nll_loss", "target", &[], Chain::Shape, None),
     ("positions_from_one.py", &[18, 24], "embedding", "input", &[32.0], Chain::Value, None),
     ("sample_no_softmax.py", &[12], "multinomial", "input", &[], Chain::Value, None),
     ("scatter_num_graphs.py", &[13, 16], "index_add", "index", &[3.0], Chain::Value, None),
-    ("seg_void_255.py", &[32], "cross_entropy", "target", &[255.0], Chain::Value, Some(("CrossEntropyLoss", &[29]))),
+    (
+        "seg_void_255.py",
+        &[32],
+        "cross_entropy",
+        "target",
+        &[255.0],
+        Chain::Value,
+        Some(("CrossEntropyLoss", &[29])),
+    ),
     ("species_csv.py", &[35], "cross_entropy", "target", &[3.0], Chain::Value, None),
-    ("stale_class_list.py", &[26], "cross_entropy", "target", &[4.0, 5.0], Chain::Value, Some(("Linear", &[23]))),
+    (
+        "stale_class_list.py",
+        &[26],
+        "cross_entropy",
+        "target",
+        &[4.0, 5.0],
+        Chain::Value,
+        Some(("Linear", &[23])),
+    ),
     ("target_n_by_1.py", &[24], "nll_loss", "target", &[], Chain::Shape, None),
     ("target_transform_shift.py", &[30], "cross_entropy", "target", &[6.0], Chain::Value, None),
     ("topk_gather.py", &[9], "gather", "index", &[20.0, 31.0], Chain::Value, None),
@@ -55,8 +95,11 @@ const CASES: &[Case] = &[
 const BOUNDS: &[(&str, f64)] = &[("positions_from_one.py", 32.0), ("long_sequence.py", 100.0)];
 
 /// The size the runtime saw the module built with.
-const SIZES: &[(&str, (Option<i64>, Option<i64>))] =
-    &[("late_cohort.py", (Some(6), Some(7))), ("num_classes_from_max.py", (Some(6), Some(7))), ("stale_class_list.py", (Some(4), Some(6)))];
+const SIZES: &[(&str, (Option<i64>, Option<i64>))] = &[
+    ("late_cohort.py", (Some(6), Some(7))),
+    ("num_classes_from_max.py", (Some(6), Some(7))),
+    ("stale_class_list.py", (Some(4), Some(6))),
+];
 
 /// Scripts whose labelled origin the source cannot prove: the GRU's hidden state at the
 /// failure may come from `init_hidden(16)` or, around the loop, from the previous batch's
@@ -68,7 +111,11 @@ fn query_rows(op: &str, chain: Chain) -> bool {
 }
 
 fn origin_line(script: &str) -> usize {
-    let labels = std::fs::read_to_string(format!("{}/../../tests/fixtures/origin/labels.tsv", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let labels = std::fs::read_to_string(format!(
+        "{}/../../tests/fixtures/origin/labels.tsv",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
     let row = labels.lines().find(|l| l.split('\t').next() == Some(script)).unwrap();
     row.split('\t').nth(2).unwrap().parse().unwrap()
 }
@@ -88,9 +135,16 @@ fn the_labelled_origin_is_a_step_of_the_trail() {
             let value = slice::trace(project, &query);
             let size = match module {
                 Some((class, sites)) => {
-                    let sites = sites.iter().map(|l| Frame { file: p.path("s.py"), line: *l, function: None, columns: None }).collect();
-                    let (size, _) = *SIZES.iter().find(|(s, _)| s == script).map(|(_, v)| v).unwrap_or(&(None, None));
-                    Some(slice::trace_size(project, &SizeQuery { class: class.to_string(), sites, size, ..SizeQuery::default() }))
+                    let sites = sites
+                        .iter()
+                        .map(|l| Frame { file: p.path("s.py"), line: *l, function: None, columns: None })
+                        .collect();
+                    let (size, _) =
+                        *SIZES.iter().find(|(s, _)| s == script).map(|(_, v)| v).unwrap_or(&(None, None));
+                    Some(slice::trace_size(
+                        project,
+                        &SizeQuery { class: class.to_string(), sites, size, ..SizeQuery::default() },
+                    ))
                 }
                 None if *chain == Chain::Value => Some(slice::trace_size_by_flow(project, &query, true)),
                 None => None,
@@ -101,17 +155,19 @@ fn the_labelled_origin_is_a_step_of_the_trail() {
         for step in value.steps.iter().chain(size.iter().flat_map(|s| s.steps.iter())) {
             if step.role == Role::Made && matches!(step.chain, Chain::Value | Chain::Size) {
                 let source = std::fs::read_to_string(&step.path).unwrap();
-                assert!(!only_moves::only_moves(&source, step.line), "{script}: made on a line that only moves: {step:?}");
+                assert!(
+                    !only_moves::only_moves(&source, step.line),
+                    "{script}: made on a line that only moves: {step:?}"
+                );
             }
         }
         println!("=== {script}\n{shown}");
         let origin = origin_line(script);
-        let named = value.steps.iter().chain(size.iter().flat_map(|s| s.steps.iter())).any(|s| s.line == origin);
+        let named =
+            value.steps.iter().chain(size.iter().flat_map(|s| s.steps.iter())).any(|s| s.line == origin);
         if !named && !HONEST_ENDS.contains(script) {
             missed.push(format!("{script} (origin {origin}):\n{shown}"));
         }
     }
     assert!(missed.is_empty(), "{} missed:\n{}", missed.len(), missed.join("\n"));
 }
-
-

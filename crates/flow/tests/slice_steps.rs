@@ -18,7 +18,9 @@ fn trail(p: &Project, frames: &[(&str, usize)], op: &str, parameter: &str, bad: 
 }
 
 fn check_made(t: &Trail) {
-    for step in t.steps.iter().filter(|s| s.role == Role::Made && matches!(s.chain, Chain::Value | Chain::Size)) {
+    for step in
+        t.steps.iter().filter(|s| s.role == Role::Made && matches!(s.chain, Chain::Value | Chain::Size))
+    {
         let source = std::fs::read_to_string(&step.path).unwrap();
         assert!(!only_moves::only_moves(&source, step.line), "made here on a line that only moves: {step:?}");
     }
@@ -83,7 +85,10 @@ fn a_parameter_follows_the_call_that_ran_not_another() {
     );
     // Nothing tells them apart: the trail ends at the parameter, saying why.
     let ends = trail(&p, &[("t.py", 3)], "nll_loss", "target", &[]);
-    assert!(ends.starts_with("t.py:2 end: `target` may come from the callers of `loss` on several lines (4, 5)"), "{ends}");
+    assert!(
+        ends.starts_with("t.py:2 end: `target` may come from the callers of `loss` on several lines (4, 5)"),
+        "{ends}"
+    );
 }
 
 #[test]
@@ -178,7 +183,10 @@ fn subset_random_split_and_concat_wrap_the_same_samples() {
     );
     let p = Project::new(&[("t.py", &source)]);
     let shown = trail(&p, &[("t.py", 16)], "cross_entropy", "target", &[-1.0]);
-    assert!(shown.ends_with("t.py:7 made: `NAMES.get(name, -1)` gives -1 for a `name` missing from the map\n"), "{shown}");
+    assert!(
+        shown.ends_with("t.py:7 made: `NAMES.get(name, -1)` gives -1 for a `name` missing from the map\n"),
+        "{shown}"
+    );
     assert!(shown.contains("t.py:14 move: a sample of one of the concatenated datasets\nt.py:13 unpack: unpacked from `random_split("), "{shown}");
 }
 
@@ -238,7 +246,10 @@ fn constants_lookups_sizes_and_non_finite_values() {
         "t.py:6 made: `len(LABELS)` computes a size from the data\n"
     );
     let shown = trail(&p, &[("t.py", 10), ("t.py", 11)], "multinomial", "input", &[]);
-    assert!(shown.starts_with("t.py:9 made: `torch.softmax(logits / temperature, dim=-1)` is NaN"), "{shown}");
+    assert!(
+        shown.starts_with("t.py:9 made: `torch.softmax(logits / temperature, dim=-1)` is NaN"),
+        "{shown}"
+    );
 }
 
 #[test]
@@ -327,7 +338,8 @@ fn a_size_trail_from_the_module_to_where_its_size_was_computed() {
         Frame { file: p.path("model.py"), line: 5, function: None, columns: None },
         Frame { file: p.path("train.py"), line: 3, function: None, columns: None },
     ];
-    let query = SizeQuery { class: "Linear".into(), sites, size: Some(2), need: Some(3), ..SizeQuery::default() };
+    let query =
+        SizeQuery { class: "Linear".into(), sites, size: Some(2), need: Some(3), ..SizeQuery::default() };
     let t = slice::with_project(p.sources(), |project| slice::trace_size(project, &query));
     check_made(&t);
     assert_eq!(
@@ -339,7 +351,10 @@ fn a_size_trail_from_the_module_to_where_its_size_was_computed() {
 
 #[test]
 fn a_file_changed_since_the_process_ran_is_refused_with_a_note() {
-    let p = Project::new(&[("t.py", "import torch\ny = torch.tensor([5])\ntorch.nn.functional.cross_entropy(torch.randn(1, 5), y)\n")]);
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\ny = torch.tensor([5])\ntorch.nn.functional.cross_entropy(torch.randn(1, 5), y)\n",
+    )]);
     let mut sources = p.sources();
     sources.stamps.insert(p.path("t.py"), slice::Stamp { size: 3, mtime_ns: 0 });
     let query = p.query(&[("t.py", 3)], "cross_entropy", "target", &[5.0]);
@@ -352,9 +367,12 @@ fn a_file_changed_since_the_process_ran_is_refused_with_a_note() {
 #[test]
 fn missing_not_python_and_too_large_files_are_refused_with_a_note() {
     let p = Project::new(&[("data.csv", "a,b\n"), ("big.py", &"x = 1\n".repeat(800_000))]);
-    for (name, why) in [("missing.py", "no such file"), ("data.csv", "not Python source"), ("big.py", "too large")] {
+    for (name, why) in
+        [("missing.py", "no such file"), ("data.csv", "not Python source"), ("big.py", "too large")]
+    {
         let query = p.query(&[(name, 1)], "cross_entropy", "target", &[]);
-        let (t, notes) = slice::with_project(p.sources(), |project| (slice::trace(project, &query), project.notes()));
+        let (t, notes) =
+            slice::with_project(p.sources(), |project| (slice::trace(project, &query), project.notes()));
         assert_eq!(t, Trail::default(), "{name}");
         assert!(notes.len() == 1 && notes[0].contains(why), "{name}: {notes:?}");
     }
@@ -364,7 +382,11 @@ fn missing_not_python_and_too_large_files_are_refused_with_a_note() {
 fn notebook_cells_are_read_from_their_recorded_text() {
     let p = Project::new(&[]);
     let mut sources = p.sources();
-    sources.texts.insert("<ipython-input-3-abc>".into(), "import torch\ny = torch.arange(1, 6)\ntorch.nn.functional.cross_entropy(torch.randn(5, 5), y)\n".into());
+    sources.texts.insert(
+        "<ipython-input-3-abc>".into(),
+        "import torch\ny = torch.arange(1, 6)\ntorch.nn.functional.cross_entropy(torch.randn(5, 5), y)\n"
+            .into(),
+    );
     let query = slice::Query {
         frames: vec![Frame { file: "<ipython-input-3-abc>".into(), line: 3, function: None, columns: None }],
         ..p.query(&[], "cross_entropy", "target", &[5.0])

@@ -3,8 +3,8 @@
 //! `randint`, set by `t[...] = 255`, carried through a TensorDataset and its DataLoader).
 
 use super::{Flow, Instance, FUEL};
-use crate::semantic::{argument, int_literal, Bound, ClassInfo, ScopeId};
 use crate::evidence::{Evidence, Place};
+use crate::semantic::{argument, int_literal, Bound, ClassInfo, ScopeId};
 use ruff_python_ast::{self as ast, Expr, Operator};
 use ruff_text_size::{Ranged, TextRange};
 

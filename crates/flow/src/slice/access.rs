@@ -26,12 +26,18 @@ impl<'p, 'a> Walker<'p, 'a> {
             slice if int_literal(slice).is_some() => {
                 let i = int_literal(slice).unwrap();
                 let note = format!("element {i} of `{container}`");
-                self.then(self.draft(m, at, Role::Unpack, note), value.with_path(cur.prefixed(&[Sel::Index(i)])))
+                self.then(
+                    self.draft(m, at, Role::Unpack, note),
+                    value.with_path(cur.prefixed(&[Sel::Index(i)])),
+                )
             }
             Expr::StringLiteral(key) => {
                 let key = key.value.to_str().to_string();
                 let note = format!("taken from `{container}[\"{key}\"]`");
-                self.then(self.draft(m, at, Role::Unpack, note), value.with_path(cur.prefixed(&[Sel::Key(key)])))
+                self.then(
+                    self.draft(m, at, Role::Unpack, note),
+                    value.with_path(cur.prefixed(&[Sel::Key(key)])),
+                )
             }
             slice if is_view(slice) => {
                 let note = format!("a view of `{container}`");
@@ -65,7 +71,14 @@ impl<'p, 'a> Walker<'p, 'a> {
         })
     }
 
-    fn bound_returns(&self, cur: &Cursor<'a>, call: &'a ast::ExprCall, fm: &'a super::project::Module<'a>, fs: crate::semantic::ScopeId, method: bool) -> Outcome<'a> {
+    fn bound_returns(
+        &self,
+        cur: &Cursor<'a>,
+        call: &'a ast::ExprCall,
+        fm: &'a super::project::Module<'a>,
+        fs: crate::semantic::ScopeId,
+        method: bool,
+    ) -> Outcome<'a> {
         let mut env = Vec::new();
         let caller = Cursor { path: Vec::new(), ..cur.clone() };
         self.bind_call(&mut env, fm, fs, call, &caller, method);

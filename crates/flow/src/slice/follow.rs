@@ -6,7 +6,7 @@
 
 use super::made::{self, Values};
 use super::project::{Module, Project};
-use super::{Chain, End, Frame, Query, Role, Step, Trail};
+use super::{Chain, Query, Role};
 use crate::facts::Facts;
 use crate::semantic::ScopeId;
 use ruff_python_ast::{self as ast, Expr};
@@ -83,7 +83,6 @@ impl<'a> Cursor<'a> {
     pub fn first(&self) -> Option<&Sel> {
         self.path.first()
     }
-
 }
 
 /// One step before it is located.
@@ -192,7 +191,13 @@ impl<'p, 'a> Walker<'p, 'a> {
         self.query.observed.lines.iter().any(|(p, l, _)| *l == line && same_file(p, m.path))
     }
 
-    pub fn made(&self, cur: &Cursor<'a>, at: TextSize, note: impl Into<String>, values: Values) -> Outcome<'a> {
+    pub fn made(
+        &self,
+        cur: &Cursor<'a>,
+        at: TextSize,
+        note: impl Into<String>,
+        values: Values,
+    ) -> Outcome<'a> {
         Outcome::Made(vec![self.draft(cur.m, at, Role::Made, note)], values)
     }
 
@@ -278,201 +283,6 @@ impl<'p, 'a> Walker<'p, 'a> {
         }
     }
 
-    /// An expression that computes its value: a literal, arithmetic, a comparison.
-    fn computed(&self, cur: &Cursor<'a>) -> Outcome<'a> {
-        let expr = cur.expr;
-        let text = made::text_of(cur.m.file.text(), expr);
-        if let Some(v) = made::number(expr) {
-            return self.made(cur, expr.start(), self.constant_note(cur, &text), Values::exactly(v));
-        }
-        match expr {
-            Expr::BinOp(binop) => self.arithmetic(cur, binop, &text),
-            Expr::UnaryOp(_) => self.made(cur, expr.start(), format!("`{text}` computes it"), Values::Unknown),
-            Expr::Compare(_) => {
-                self.made(cur, expr.start(), format!("`{text}` computes it (a comparison: 0 or 1)"), Values::Range(Some(0.0), Some(1.0)))
-            }
-            Expr::BooleanLiteral(_) | Expr::NumberLiteral(_) => {
-                self.made(cur, expr.start(), self.constant_note(cur, &text), made::constant_values(expr))
-            }
-            Expr::Lambda(_) => self.end(cur, expr.start(), format!("`{text}`, a function; not followed further")),
-            _ => self.end(cur, expr.start(), format!("`{text}`: not followed further")),
-        }
-    }
-
-    /// The number an expression holds when the module fixes it: a literal, a constant, the
-    /// length of a literal list.
-    pub fn constant(&self, cur: &Cursor<'a>, expr: &'a Expr) -> Option<f64> {
-        if let Some(v) = made::number(expr) {
-            return Some(v);
-        }
-        if let Some(v) = cur.m.flow.int_value(expr, cur.scope) {
-            return Some(v as f64);
-        }
-        if let Expr::Name(name) = expr {
-            // `A, B = 100, 32`: an element of a literal tuple.
-            let (_, binding) = cur.m.sem.lookup(cur.scope, name.id.as_str(), name.range.start())?;
-            if let crate::semantic::Bound::Element(inner, i) = &binding.value {
-                if let crate::semantic::Bound::Value(Expr::Tuple(ast::ExprTuple { elts, .. })) = &**inner {
-                    return elts.get(*i).and_then(made::number);
-                }
-            }
-            return None;
-        }
-        let Expr::Call(call) = expr else { return None };
-        let (Expr::Name(len), [Expr::Name(list)]) = (&*call.func, &call.arguments.args[..]) else { return None };
-        if len.id.as_str() != "len" {
-            return None;
-        }
-        let (_, binding) = cur.m.sem.lookup(cur.scope, list.id.as_str(), list.range.start())?;
-        match binding.value {
-            crate::semantic::Bound::Value(
-                Expr::List(ast::ExprList { elts, .. }) | Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::Set(ast::ExprSet { elts, .. }),
-            ) if !elts.iter().any(Expr::is_starred_expr) => Some(elts.len() as f64),
-            crate::semantic::Bound::Value(Expr::Dict(dict)) if dict.items.iter().all(|i| i.key.is_some()) => {
-                Some(dict.items.len() as f64)
-            }
-            _ => None,
-        }
-    }
-
-    /// The note of a constant: what holds it (`labels[mask] = -1` stores it).
-    pub fn constant_note(&self, cur: &Cursor<'a>, text: &str) -> String {
-        match cur.m.index.statement_at(cur.expr.start()) {
-            Some(ast::Stmt::Assign(assign))
-                if std::ptr::eq(&*assign.value, cur.expr) && assign.targets.iter().any(Expr::is_subscript_expr) =>
-            {
-                let target = made::text_of(cur.m.file.text(), &assign.targets[0]);
-                format!("`{target} = {text}` stores the constant {text}")
-            }
-            _ => format!("the constant {text}"),
-        }
-    }
-
-    fn arithmetic(&self, cur: &Cursor<'a>, binop: &'a ast::ExprBinOp, text: &str) -> Outcome<'a> {
-        use ast::Operator;
-        let at = binop.start();
-        if made::is_constant(cur.expr) {
-            let note = format!("`{text}` builds the constant {}", made::text_of(cur.m.file.text(), constant_part(binop)));
-            return self.made(cur, at, note, made::constant_values(cur.expr));
-        }
-        // `xs + [-1] * n`: a list extended with a constant: either side may hold the value.
-        if binop.op == Operator::Add && (is_list_like(&binop.left) || is_list_like(&binop.right)) {
-            let sides = vec![(None, cur.at(&binop.left)), (None, cur.at(&binop.right))];
-            return self.fork(cur, at, "a concatenation", sides);
-        }
-        let left = match self.constant(cur, &binop.left) {
-            Some(v) => Values::exactly(v),
-            None => Values::Unknown,
-        };
-        let values = made::arithmetic_values(binop, left, &|e| self.constant(cur, e));
-        let operand = made::text_of(cur.m.file.text(), &binop.right);
-        let note = match binop.op {
-            Operator::Add | Operator::Sub if made::number(&binop.right).is_some() => {
-                let sign = if binop.op == Operator::Add { "+" } else { "-" };
-                format!("`{text}` shifts every value by {sign}{operand}")
-            }
-            Operator::Add => format!("`{text}` adds `{operand}` to every value"),
-            Operator::Sub => format!("`{text}` subtracts `{operand}` from every value"),
-            Operator::Mult => format!("`{text}` multiplies every value by `{operand}`"),
-            Operator::Mod => format!("`{text}` wraps the values to [0, {operand})"),
-            Operator::Div | Operator::FloorDiv => {
-                format!("`{text}` divides by `{operand}`: inf or NaN where it is 0, and no probabilities")
-            }
-            _ => format!("`{text}` computes it"),
-        };
-        self.made(cur, at, note, values)
-    }
-
-    /// A tuple, list or set: the element the path picks, or each element.
-    fn sequence(&self, cur: &Cursor<'a>, elts: &'a [Expr]) -> Outcome<'a> {
-        let at = cur.expr.start();
-        match cur.first() {
-            Some(Sel::Index(i)) => {
-                if elts.iter().any(Expr::is_starred_expr) {
-                    return self.end(cur, at, "a sequence with `*` unpacking; not followed further");
-                }
-                let i = if *i < 0 { elts.len() as i64 + i } else { *i };
-                match usize::try_from(i).ok().and_then(|i| elts.get(i)) {
-                    Some(elt) => self.follow(cur.at(elt).with_path(cur.rest())),
-                    None => Outcome::Dead,
-                }
-            }
-            Some(Sel::Key(_)) | Some(Sel::Returned(_)) => Outcome::Dead,
-            _ => {
-                if elts.is_empty() {
-                    return Outcome::Dead;
-                }
-                if made::is_constant(cur.expr) {
-                    let text = made::text_of(cur.m.file.text(), cur.expr);
-                    return self.made(cur, at, format!("the literal `{text}`"), made::constant_values(cur.expr));
-                }
-                let rest = if cur.path.is_empty() { Vec::new() } else { cur.rest() };
-                let each = elts.iter().map(|e| (None, cur.at(e).with_path(rest.clone()))).collect();
-                self.fork(cur, at, "the elements of a literal", each)
-            }
-        }
-    }
-
-    fn dict(&self, cur: &Cursor<'a>, dict: &'a ast::ExprDict) -> Outcome<'a> {
-        let at = cur.expr.start();
-        match cur.first() {
-            Some(Sel::Key(k)) => {
-                let found = dict.items.iter().rev().find(|item| match &item.key {
-                    Some(Expr::StringLiteral(s)) => s.value.to_str() == k,
-                    _ => false,
-                });
-                match found {
-                    Some(item) => self.follow(cur.at(&item.value).with_path(cur.rest())),
-                    None if dict.items.iter().any(|i| i.key.is_none()) => {
-                        self.end(cur, at, format!("a dict built with `**`: `{k}` not followed further"))
-                    }
-                    None => Outcome::Dead,
-                }
-            }
-            Some(Sel::Iter) => {
-                let keys = dict.items.iter().filter_map(|i| i.key.as_ref()).map(|k| (None, cur.at(k).with_path(cur.rest()))).collect();
-                self.fork(cur, at, "the keys of a literal", keys)
-            }
-            _ => {
-                if dict.items.is_empty() {
-                    return Outcome::Dead;
-                }
-                if made::is_constant(cur.expr) {
-                    let text = made::text_of(cur.m.file.text(), cur.expr);
-                    return self.made(cur, at, format!("the literal `{text}`"), made::constant_values(cur.expr));
-                }
-                let rest = if cur.path.is_empty() { Vec::new() } else { cur.rest() };
-                let values = dict.items.iter().map(|i| (None, cur.at(&i.value).with_path(rest.clone()))).collect();
-                self.fork(cur, at, "the values of a literal", values)
-            }
-        }
-    }
-
-    /// `[elt for target in iter if …]`: the element, with each target bound to an item of
-    /// its iterable.
-    fn comprehension(
-        &self,
-        cur: &Cursor<'a>,
-        elt: &'a Expr,
-        generators: &'a [ast::Comprehension],
-        within: TextRange,
-    ) -> Outcome<'a> {
-        let mut env = (*cur.env).clone();
-        for generator in generators {
-            let iterable = Cursor { env: Rc::new(env.clone()), ..cur.at(&generator.iter).with_path(Vec::new()) };
-            for (name, sel) in target_names(&generator.target) {
-                let mut prefix = vec![Sel::Iter];
-                prefix.extend(sel);
-                env.push(Alias { m: cur.m, within, name, to: iterable.clone(), sel: prefix, samples: false, param: false });
-            }
-        }
-        let rest = match cur.first() {
-            Some(Sel::Index(_) | Sel::Elem | Sel::Iter | Sel::Key(_)) => cur.rest(),
-            _ => cur.path.clone(),
-        };
-        self.follow(Cursor { env: Rc::new(env), ..cur.at(elt).with_path(rest) })
-    }
-
     /// Several possible sources: those that cannot give the value are dropped, runtime
     /// observations choose among the rest; if several remain the trail ends here.
     pub fn fork(
@@ -523,7 +333,10 @@ impl<'p, 'a> Walker<'p, 'a> {
         };
         let text = made::text_of(cur.m.file.text(), cur.expr);
         let note = if lines.len() > 1 {
-            format!("`{text}` may come from {what} on several lines ({}); not followed further", lines.join(", "))
+            format!(
+                "`{text}` may come from {what} on several lines ({}); not followed further",
+                lines.join(", ")
+            )
         } else {
             format!("`{text}` may come from several sources ({what}); not followed further")
         };
@@ -533,7 +346,9 @@ impl<'p, 'a> Walker<'p, 'a> {
     /// When every outcome was made on the same line (`(int(a), int(b))`), one of them.
     fn converging(&self, outcomes: &[Outcome<'a>]) -> Option<usize> {
         let made_at = |o: &Outcome<'a>| match o {
-            Outcome::Made(steps, _) => steps.last().map(|d| (d.m as *const Module as usize, d.m.file.line_of(d.at))),
+            Outcome::Made(steps, _) => {
+                steps.last().map(|d| (d.m as *const Module as usize, d.m.file.line_of(d.at)))
+            }
             _ => None,
         };
         let first = made_at(&outcomes[0])?;
@@ -548,42 +363,6 @@ impl<'p, 'a> Walker<'p, 'a> {
             return None;
         }
         super::size::fact_made(self, cur)
-    }
-}
-
-/// The names an assignment target binds, with where each sits in the value.
-pub fn target_names(target: &Expr) -> Vec<(&str, Vec<Sel>)> {
-    let mut out = Vec::new();
-    fn walk<'e>(e: &'e Expr, prefix: Vec<Sel>, out: &mut Vec<(&'e str, Vec<Sel>)>) {
-        match e {
-            Expr::Name(n) => out.push((n.id.as_str(), prefix)),
-            Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
-                if elts.iter().any(Expr::is_starred_expr) {
-                    return;
-                }
-                for (i, elt) in elts.iter().enumerate() {
-                    let mut p = prefix.clone();
-                    p.push(Sel::Index(i as i64));
-                    walk(elt, p, out);
-                }
-            }
-            _ => {}
-        }
-    }
-    walk(target, Vec::new(), &mut out);
-    out
-}
-
-fn is_list_like(expr: &Expr) -> bool {
-    matches!(expr, Expr::List(_) | Expr::ListComp(_))
-        || matches!(expr, Expr::BinOp(b) if b.op == ast::Operator::Mult && (is_list_like(&b.left) || is_list_like(&b.right)))
-}
-
-fn constant_part(binop: &ast::ExprBinOp) -> &Expr {
-    if made::is_constant(&binop.left) {
-        &binop.left
-    } else {
-        &binop.right
     }
 }
 
@@ -617,94 +396,4 @@ fn normalize(path: &std::path::Path) -> std::path::PathBuf {
         }
     }
     out
-}
-
-/// The trail of the value at the innermost frame's line.
-pub fn value_trail(project: &Project<'_>, query: &Query) -> Trail {
-    let Some(frame) = query.frames.first() else { return Trail::default() };
-    let Some(m) = project.module(&frame.file) else { return Trail::default() };
-    let chain = query.chain.unwrap_or(Chain::Value);
-    let mut walker = Walker::new(project, query, chain);
-    let starts = match super::start::operand(&walker, m, frame) {
-        Ok(starts) => starts,
-        Err(end) => return Trail { steps: Vec::new(), end: Some(located(&end, frame)) },
-    };
-    walker.want = super::size::wanted_fact(&walker, &starts);
-    let first = starts[0].cursor().clone();
-    let at = first.expr.start();
-    let outcomes: Vec<Outcome<'_>> = starts
-        .into_iter()
-        .map(|start| match start {
-            super::start::Start::Expr(c) => walker.follow(c),
-            super::start::Start::Name(c, name, at) => walker.name_at(&c, &name, at),
-        })
-        .collect();
-    let outcome = walker.pick(&first, at, "the holders of the value", outcomes);
-    to_trail(outcome, frame)
-}
-
-/// Steps located; those on the starting line are left out unless the value was made there.
-pub fn to_trail(outcome: Outcome<'_>, frame: &Frame) -> Trail {
-    let (drafts, end) = match outcome {
-        Outcome::Made(steps, _) => (steps, None),
-        Outcome::End(steps, end) => (steps, Some(end)),
-        Outcome::Dead => (Vec::new(), None),
-    };
-    let mut steps: Vec<Step> = Vec::new();
-    for draft in drafts {
-        let step = locate(&draft);
-        let on_start = step.line == frame.line && same_file(&step.path, &frame.file);
-        if on_start && step.role != Role::Made {
-            continue;
-        }
-        match steps.last_mut() {
-            Some(last) if last.line == step.line && last.path == step.path => {
-                if step.role > last.role {
-                    last.role = step.role;
-                    last.note = step.note;
-                    last.chain = step.chain;
-                }
-                last.confirmed |= step.confirmed;
-            }
-            _ => steps.push(step),
-        }
-    }
-    let end = end.map(|e| located(&e, frame));
-    Trail { steps, end }
-}
-
-fn locate(draft: &Draft<'_>) -> Step {
-    let m = draft.m;
-    let line = m.file.line_of(draft.at);
-    let span = m.file.line_span(line);
-    let code = m.file.text()[span].trim().to_string();
-    let scope = m.index.scope_at(draft.at);
-    Step {
-        file: m.display.clone(),
-        path: m.path.to_path_buf(),
-        line,
-        function: Project::function_name(m, enclosing_function(m, scope)),
-        code,
-        role: draft.role,
-        chain: draft.chain,
-        note: draft.note.clone(),
-        confirmed: draft.confirmed,
-    }
-}
-
-/// The function scope holding `scope` (a class body counts as `<module>`'s).
-fn enclosing_function(m: &Module<'_>, scope: ScopeId) -> ScopeId {
-    let mut s = Some(scope);
-    while let Some(id) = s {
-        if matches!(m.sem.scopes[id].kind, crate::semantic::ScopeKind::Function { .. }) {
-            return id;
-        }
-        s = m.sem.scopes[id].parent;
-    }
-    crate::semantic::MODULE
-}
-
-fn located(end: &Draft<'_>, _frame: &Frame) -> End {
-    let step = locate(end);
-    End { file: step.file, path: step.path, line: step.line, function: step.function, code: step.code, note: step.note }
 }

@@ -95,7 +95,11 @@ impl<'a> Index<'a> {
 
     /// The loops holding `offset`, innermost last.
     pub fn loops_around(&self, offset: TextSize) -> Vec<TextRange> {
-        self.blocks.iter().filter(|(r, k)| *k == BlockKind::Loop && r.contains(offset)).map(|(r, _)| *r).collect()
+        self.blocks
+            .iter()
+            .filter(|(r, k)| *k == BlockKind::Loop && r.contains(offset))
+            .map(|(r, _)| *r)
+            .collect()
     }
 
     pub fn mutations_of(&self, holder: &Holder<'a>) -> &[Mutated<'a>] {
@@ -113,9 +117,30 @@ struct Builder<'a, 's> {
 }
 
 const IN_PLACE: &[&str] = &[
-    "fill_", "zero_", "add_", "sub_", "mul_", "div_", "clamp_", "clip_", "masked_fill_", "index_fill_",
-    "scatter_", "scatter_add_", "index_put_", "copy_", "random_", "uniform_", "normal_", "apply_", "map_",
-    "remainder_", "floor_divide_", "abs_", "neg_", "round_",
+    "fill_",
+    "zero_",
+    "add_",
+    "sub_",
+    "mul_",
+    "div_",
+    "clamp_",
+    "clip_",
+    "masked_fill_",
+    "index_fill_",
+    "scatter_",
+    "scatter_add_",
+    "index_put_",
+    "copy_",
+    "random_",
+    "uniform_",
+    "normal_",
+    "apply_",
+    "map_",
+    "remainder_",
+    "floor_divide_",
+    "abs_",
+    "neg_",
+    "round_",
 ];
 
 impl<'a> Builder<'a, '_> {
@@ -192,7 +217,12 @@ impl<'a> Visitor<'a> for Builder<'a, '_> {
                     self.index.augmented.insert(assign.range.end(), assign);
                     if let Expr::Attribute(_) = &*assign.target {
                         let holder = self.holder(&assign.target, assign.range.start());
-                        self.add(holder, stmt, stmt.range(), Mutation::Extend { call: None, values: &assign.value });
+                        self.add(
+                            holder,
+                            stmt,
+                            stmt.range(),
+                            Mutation::Extend { call: None, values: &assign.value },
+                        );
                     }
                 }
             }

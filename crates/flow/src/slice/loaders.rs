@@ -15,7 +15,13 @@ use std::rc::Rc;
 
 impl<'p, 'a> Walker<'p, 'a> {
     /// A DataLoader or a dataset wrapper of torch, when the path asks for a batch or a sample.
-    pub fn loader_call(&self, cur: &Cursor<'a>, call: &'a ast::ExprCall, root: &str, name: &str) -> Option<Outcome<'a>> {
+    pub fn loader_call(
+        &self,
+        cur: &Cursor<'a>,
+        call: &'a ast::ExprCall,
+        root: &str,
+        name: &str,
+    ) -> Option<Outcome<'a>> {
         if root != "torch" {
             return None;
         }
@@ -28,10 +34,15 @@ impl<'p, 'a> Walker<'p, 'a> {
             ("DataLoader", _) => self.end(cur, at, "the DataLoader itself; not followed further"),
             ("TensorDataset", Some(Sel::Sample)) => match cur.path.get(1) {
                 Some(Sel::Index(i)) => {
-                    let Some(tensor) = usize::try_from(*i).ok().and_then(|i| args.get(i)) else { return Some(Outcome::Dead) };
+                    let Some(tensor) = usize::try_from(*i).ok().and_then(|i| args.get(i)) else {
+                        return Some(Outcome::Dead);
+                    };
                     let mut path = vec![Sel::Elem];
                     path.extend(cur.path.iter().skip(2).cloned());
-                    let note = format!("a row of the TensorDataset's tensor `{}`", made::text_of(m.file.text(), tensor));
+                    let note = format!(
+                        "a row of the TensorDataset's tensor `{}`",
+                        made::text_of(m.file.text(), tensor)
+                    );
                     self.then(self.draft(m, at, Role::Unpack, note), cur.at(tensor).with_path(path))
                 }
                 _ => self.end(cur, at, "a whole sample of a TensorDataset; not followed further"),
@@ -40,7 +51,9 @@ impl<'p, 'a> Walker<'p, 'a> {
                 let dataset = argument(call, "dataset", Some(0))?;
                 self.then(self.draft(m, at, Role::Move, "a sample of the Subset's dataset"), cur.at(dataset))
             }
-            ("random_split", Some(Sel::Index(_) | Sel::Iter | Sel::Elem)) if cur.path.get(1) == Some(&Sel::Sample) => {
+            ("random_split", Some(Sel::Index(_) | Sel::Iter | Sel::Elem))
+                if cur.path.get(1) == Some(&Sel::Sample) =>
+            {
                 let dataset = argument(call, "dataset", Some(0))?;
                 let note = "a sample of the dataset `random_split` divides";
                 self.then(self.draft(m, at, Role::Move, note), cur.at(dataset).with_path(cur.rest()))
@@ -48,7 +61,10 @@ impl<'p, 'a> Walker<'p, 'a> {
             ("ConcatDataset", Some(Sel::Sample)) => {
                 let datasets = argument(call, "datasets", Some(0))?;
                 let note = "a sample of one of the concatenated datasets";
-                self.then(self.draft(m, at, Role::Move, note), cur.at(datasets).with_path(cur.prefixed(&[Sel::Elem])))
+                self.then(
+                    self.draft(m, at, Role::Move, note),
+                    cur.at(datasets).with_path(cur.prefixed(&[Sel::Elem])),
+                )
             }
             _ => return None,
         })
@@ -63,31 +79,54 @@ impl<'p, 'a> Walker<'p, 'a> {
             return self.end(cur, at, "a DataLoader without a dataset argument; not followed further");
         };
         let samples = cur.at(dataset).with_path(Vec::new());
-        let collate = call.arguments.find_keyword("collate_fn").map(|k| &k.value).filter(|v| !v.is_none_literal_expr());
+        let collate =
+            call.arguments.find_keyword("collate_fn").map(|k| &k.value).filter(|v| !v.is_none_literal_expr());
         let Some(collate) = collate else {
             let mut path = vec![Sel::Sample];
             path.extend(rest);
-            let note = format!("each batch stacks samples of `{}` (the default collate)", made::text_of(m.file.text(), dataset));
+            let note = format!(
+                "each batch stacks samples of `{}` (the default collate)",
+                made::text_of(m.file.text(), dataset)
+            );
             return self.then(self.draft(m, at, Role::Move, note), samples.with_path(path));
         };
         let text = made::text_of(m.file.text(), collate);
         let (fm, fs, within, param) = match self.project.resolve(m, cur.scope, collate) {
             Some(Object::Function(fm, fs)) => {
                 let Some(def) = fm.sem.function(fs) else { return Outcome::Dead };
-                let param = def.parameters.iter_non_variadic_params().next().map(|p| p.parameter.name.as_str());
+                let param =
+                    def.parameters.iter_non_variadic_params().next().map(|p| p.parameter.name.as_str());
                 (fm, fs, def.range, param)
             }
             Some(Object::Lambda(lm, ls, lambda)) => {
-                let param = lambda.parameters.as_ref().and_then(|p| p.iter_non_variadic_params().next()).map(|p| p.parameter.name.as_str());
+                let param = lambda
+                    .parameters
+                    .as_ref()
+                    .and_then(|p| p.iter_non_variadic_params().next())
+                    .map(|p| p.parameter.name.as_str());
                 let mut env = (*cur.env).clone();
                 if let Some(name) = param {
-                    env.push(Alias { m: lm, within: lambda.range, name, to: samples, sel: Vec::new(), samples: true, param: false });
+                    env.push(Alias {
+                        m: lm,
+                        within: lambda.range,
+                        name,
+                        to: samples,
+                        sel: Vec::new(),
+                        samples: true,
+                        param: false,
+                    });
                 }
                 let note = format!("each batch is made by the collate function `{text}`");
                 let next = Cursor { m: lm, scope: ls, expr: &lambda.body, path: rest, env: Rc::new(env) };
                 return self.then(self.draft(m, at, Role::Move, note), next);
             }
-            _ => return self.end(cur, at, format!("batches made by `{text}`, a collate function not followed")),
+            _ => {
+                return self.end(
+                    cur,
+                    at,
+                    format!("batches made by `{text}`, a collate function not followed"),
+                )
+            }
         };
         let mut env = Vec::new();
         if let Some(name) = param {
@@ -113,11 +152,19 @@ impl<'p, 'a> Walker<'p, 'a> {
         let class_name = cm.sem.classes[class].def.name.to_string();
         let seen = &self.query.observed.datasets;
         let runtime_names = !seen.is_empty() && seen.iter().any(|(c, _, _)| *c == class_name);
-        if !seen.is_empty() && !runtime_names && seen.iter().any(|(_, f, _)| f.is_some()) && !self.wraps(cm, class) {
+        if !seen.is_empty()
+            && !runtime_names
+            && seen.iter().any(|(_, f, _)| f.is_some())
+            && !self.wraps(cm, class)
+        {
             return Outcome::Dead;
         }
         let Some((gm, getitem)) = self.project.method_of(cm, class, "__getitem__") else {
-            return self.end(cur, at, format!("`{class_name}` has no `__getitem__` the analysis sees; not followed further"));
+            return self.end(
+                cur,
+                at,
+                format!("`{class_name}` has no `__getitem__` the analysis sees; not followed further"),
+            );
         };
         let mut env = Vec::new();
         if let Some(b) = built {
@@ -141,7 +188,10 @@ impl<'p, 'a> Walker<'p, 'a> {
 
     /// `__getitem__`'s callers' view: `dataset[i]` of a user dataset, `xs[i]` of a list.
     pub fn sample_subscript(&self, cur: &Cursor<'a>, sub: &'a ast::ExprSubscript) -> Option<Outcome<'a>> {
-        let Some(Object::Instance(cm, class, built)) = self.project.resolve(cur.m, cur.scope, &sub.value) else { return None };
+        let Some(Object::Instance(cm, class, built)) = self.project.resolve(cur.m, cur.scope, &sub.value)
+        else {
+            return None;
+        };
         self.project.method_of(cm, class, "__getitem__")?;
         let mut path = vec![Sel::Sample];
         path.extend(cur.path.iter().cloned());

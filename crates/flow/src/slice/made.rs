@@ -67,10 +67,13 @@ pub fn is_constant(expr: &Expr) -> bool {
         Expr::Tuple(t) => t.elts.iter().all(is_constant),
         Expr::List(l) => l.elts.iter().all(is_constant),
         Expr::Set(s) => s.elts.iter().all(is_constant),
-        Expr::Dict(d) => d.items.iter().all(|i| i.key.as_ref().is_some_and(is_constant) && is_constant(&i.value)),
+        Expr::Dict(d) => {
+            d.items.iter().all(|i| i.key.as_ref().is_some_and(is_constant) && is_constant(&i.value))
+        }
         // `[-1] * n`: a constant repeated.
         Expr::BinOp(b) if b.op == Operator::Mult => {
-            (is_constant(&b.left) && !matches!(*b.left, Expr::NumberLiteral(_))) || is_constant(&b.right) && !matches!(*b.right, Expr::NumberLiteral(_))
+            (is_constant(&b.left) && !matches!(*b.left, Expr::NumberLiteral(_)))
+                || is_constant(&b.right) && !matches!(*b.right, Expr::NumberLiteral(_))
         }
         _ => false,
     }
@@ -113,13 +116,23 @@ fn collect(expr: &Expr, found: &mut impl FnMut(f64)) {
 }
 
 /// What arithmetic can give, when its operands are literals or ranges the text fixes.
-pub fn arithmetic_values<'e>(binop: &'e ast::ExprBinOp, left: Values, constant: &dyn Fn(&'e Expr) -> Option<f64>) -> Values {
+pub fn arithmetic_values<'e>(
+    binop: &'e ast::ExprBinOp,
+    left: Values,
+    constant: &dyn Fn(&'e Expr) -> Option<f64>,
+) -> Values {
     let right = constant(&binop.right);
     match (binop.op, left, right) {
         // Python's and torch's `%` by a positive number gives [0, k).
-        (Operator::Mod, _, Some(k)) if k > 0.0 => Values::Range(Some(0.0), Some(k - 1.0).filter(|_| k.fract() == 0.0)),
-        (Operator::Add, Values::Range(lo, hi), Some(k)) => Values::Range(lo.map(|l| l + k), hi.map(|h| h + k)),
-        (Operator::Sub, Values::Range(lo, hi), Some(k)) => Values::Range(lo.map(|l| l - k), hi.map(|h| h - k)),
+        (Operator::Mod, _, Some(k)) if k > 0.0 => {
+            Values::Range(Some(0.0), Some(k - 1.0).filter(|_| k.fract() == 0.0))
+        }
+        (Operator::Add, Values::Range(lo, hi), Some(k)) => {
+            Values::Range(lo.map(|l| l + k), hi.map(|h| h + k))
+        }
+        (Operator::Sub, Values::Range(lo, hi), Some(k)) => {
+            Values::Range(lo.map(|l| l - k), hi.map(|h| h - k))
+        }
         (Operator::Div | Operator::Pow, _, _) => Values::Unknown,
         _ => Values::Unknown,
     }
@@ -128,8 +141,11 @@ pub fn arithmetic_values<'e>(binop: &'e ast::ExprBinOp, left: Values, constant: 
 /// The range `randint(lo, hi)`, `arange(lo, hi)`, `range(lo, hi)` give: `[lo, hi)`;
 /// one bound means `[0, hi)`. `inclusive` for `random.randint`, which includes `hi`.
 pub fn bounded<'e>(args: &'e [Expr], inclusive: bool, constant: &dyn Fn(&'e Expr) -> Option<f64>) -> Values {
-    let ints: Vec<Option<i64>> =
-        args.iter().take(2).map(|a| int_literal(a).or_else(|| constant(a).filter(|v| v.fract() == 0.0).map(|v| v as i64))).collect();
+    let ints: Vec<Option<i64>> = args
+        .iter()
+        .take(2)
+        .map(|a| int_literal(a).or_else(|| constant(a).filter(|v| v.fract() == 0.0).map(|v| v as i64)))
+        .collect();
     let (lo, hi) = match ints.as_slice() {
         [Some(hi)] => (0, *hi),
         [Some(lo), Some(hi)] => (*lo, *hi),
@@ -175,8 +191,21 @@ pub fn parser(root: &str, name: &str) -> Option<&'static str> {
 pub fn index_maker(name: &str) -> bool {
     matches!(
         name,
-        "argmax" | "argmin" | "argsort" | "topk" | "sort" | "nonzero" | "multinomial" | "searchsorted" | "bucketize"
-            | "randperm" | "unique" | "kthvalue" | "mode" | "histc" | "digitize"
+        "argmax"
+            | "argmin"
+            | "argsort"
+            | "topk"
+            | "sort"
+            | "nonzero"
+            | "multinomial"
+            | "searchsorted"
+            | "bucketize"
+            | "randperm"
+            | "unique"
+            | "kthvalue"
+            | "mode"
+            | "histc"
+            | "digitize"
     )
 }
 
@@ -188,9 +217,8 @@ pub fn creator(name: &str) -> Option<&'static str> {
         "full" | "full_like" => "filled with a constant",
         "empty" | "empty_like" => "left uninitialised (any value)",
         "randint" | "randint_like" | "integers" => "drawn at random",
-        "randn" | "randn_like" | "rand" | "rand_like" | "normal" | "uniform" | "random" | "standard_normal" => {
-            "drawn at random"
-        }
+        "randn" | "randn_like" | "rand" | "rand_like" | "normal" | "uniform" | "random"
+        | "standard_normal" => "drawn at random",
         "arange" | "linspace" | "logspace" => "counted",
         "eye" => "an identity matrix",
         "bernoulli" | "poisson" | "binomial" | "choice" => "drawn at random",
@@ -202,7 +230,19 @@ pub fn creator(name: &str) -> Option<&'static str> {
 pub fn reduction(name: &str) -> bool {
     matches!(
         name,
-        "max" | "min" | "sum" | "mean" | "prod" | "numel" | "count" | "nunique" | "amax" | "amin" | "std" | "var" | "median"
+        "max"
+            | "min"
+            | "sum"
+            | "mean"
+            | "prod"
+            | "numel"
+            | "count"
+            | "nunique"
+            | "amax"
+            | "amin"
+            | "std"
+            | "var"
+            | "median"
     )
 }
 

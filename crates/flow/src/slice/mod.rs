@@ -21,15 +21,19 @@ mod access;
 mod calls;
 mod follow;
 pub mod index;
+mod library;
+mod literals;
 mod loaders;
 mod made;
 mod names;
 pub mod ops;
+mod params;
 pub mod project;
 mod resolve;
 mod rows;
 mod size;
 mod start;
+mod trail;
 
 pub use project::{Arena, Module, Project, Sources, Stamp, Store};
 
@@ -203,7 +207,7 @@ pub struct SizeQuery {
 
 /// Follows the operand of `query` back to where it was made.
 pub fn trace(project: &Project<'_>, query: &Query) -> Trail {
-    follow::value_trail(project, query)
+    trail::value_trail(project, query)
 }
 
 /// Follows a module's size back to where it was computed.

@@ -10,7 +10,7 @@ use super::made::{self, Values};
 use super::project::Module;
 use super::resolve::Object;
 use super::Role;
-use crate::semantic::{Binding, Bound, ClassId, ScopeId, ScopeKind, MODULE};
+use crate::semantic::{Binding, Bound, ClassId, ScopeId, MODULE};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 
@@ -30,7 +30,10 @@ impl<'p, 'a> Walker<'p, 'a> {
         };
         let bindings = &m.sem.scopes[defining].bindings[name];
         let chosen = reaching(m, bindings, at, defining == cur.scope);
-        let holder = Holder::Name(defining, m.sem.scopes[defining].bindings.get_key_value(name).map(|(k, _)| *k).unwrap_or(""));
+        let holder = Holder::Name(
+            defining,
+            m.sem.scopes[defining].bindings.get_key_value(name).map(|(k, _)| *k).unwrap_or(""),
+        );
         let mut outcomes: Vec<Outcome<'a>> = Vec::new();
         for binding in &chosen {
             outcomes.push(self.binding(cur, defining, name, binding, at));
@@ -41,7 +44,13 @@ impl<'p, 'a> Walker<'p, 'a> {
     }
 
     /// The outcomes of the bindings and of the mutations, as one fork.
-    fn choose(&self, cur: &Cursor<'a>, at: TextSize, what: &str, mut outcomes: Vec<Outcome<'a>>) -> Outcome<'a> {
+    fn choose(
+        &self,
+        cur: &Cursor<'a>,
+        at: TextSize,
+        what: &str,
+        mut outcomes: Vec<Outcome<'a>>,
+    ) -> Outcome<'a> {
         if outcomes.len() == 1 {
             return outcomes.pop().unwrap();
         }
@@ -50,7 +59,10 @@ impl<'p, 'a> Walker<'p, 'a> {
 
     /// The alias of `name` at `at`: a comprehension's or a parameter's.
     fn alias<'c>(&self, cur: &'c Cursor<'a>, name: &str, at: TextSize, param: bool) -> Option<&'c Alias<'a>> {
-        cur.env.iter().rev().find(|a| std::ptr::eq(a.m, cur.m) && a.name == name && a.within.contains(at) && a.param == param)
+        cur.env
+            .iter()
+            .rev()
+            .find(|a| std::ptr::eq(a.m, cur.m) && a.name == name && a.within.contains(at) && a.param == param)
     }
 
     fn through_alias(&self, cur: &Cursor<'a>, alias: &Alias<'a>) -> Outcome<'a> {
@@ -59,7 +71,9 @@ impl<'p, 'a> Walker<'p, 'a> {
             // A list of samples: any one element of it is one sample.
             let rest = match cur.first() {
                 Some(Sel::Index(_) | Sel::Elem | Sel::Iter) => cur.rest(),
-                _ => return self.end(cur, cur.expr.start(), "the whole list of samples; not followed further"),
+                _ => {
+                    return self.end(cur, cur.expr.start(), "the whole list of samples; not followed further")
+                }
             };
             path.push(Sel::Sample);
             path.extend(rest);
@@ -70,7 +84,14 @@ impl<'p, 'a> Walker<'p, 'a> {
     }
 
     /// Where one binding of `name` got its value.
-    fn binding(&self, cur: &Cursor<'a>, scope: ScopeId, name: &str, binding: &Binding<'a>, used: TextSize) -> Outcome<'a> {
+    fn binding(
+        &self,
+        cur: &Cursor<'a>,
+        scope: ScopeId,
+        name: &str,
+        binding: &Binding<'a>,
+        used: TextSize,
+    ) -> Outcome<'a> {
         let m = cur.m;
         let here = Cursor { scope, ..cur.clone() };
         let stmt_at = statement_start(m, binding.offset);
@@ -78,7 +99,15 @@ impl<'p, 'a> Walker<'p, 'a> {
             Bound::Value(value) => {
                 let next = here.at(value);
                 if matches!(value, Expr::Name(_)) {
-                    return self.then(self.draft(m, stmt_at, Role::Move, format!("`{name}` is a copy of `{}`", made::text_of(m.file.text(), value))), next);
+                    return self.then(
+                        self.draft(
+                            m,
+                            stmt_at,
+                            Role::Move,
+                            format!("`{name}` is a copy of `{}`", made::text_of(m.file.text(), value)),
+                        ),
+                        next,
+                    );
                 }
                 self.follow(next)
             }
@@ -92,7 +121,9 @@ impl<'p, 'a> Walker<'p, 'a> {
                 let path = here.prefixed(&sel);
                 match bound {
                     // `x, y = x.to(d), y.to(d)`: a parallel assignment, not an unpacking.
-                    Bound::Value(value @ (Expr::Tuple(_) | Expr::List(_))) => self.follow(here.at(value).with_path(path)),
+                    Bound::Value(value @ (Expr::Tuple(_) | Expr::List(_))) => {
+                        self.follow(here.at(value).with_path(path))
+                    }
                     Bound::Value(value) => {
                         let note = format!("unpacked from `{}`", made::text_of(m.file.text(), value));
                         self.then(self.draft(m, stmt_at, Role::Unpack, note), here.at(value).with_path(path))
@@ -100,15 +131,23 @@ impl<'p, 'a> Walker<'p, 'a> {
                     Bound::Item(iter) => {
                         let mut full = vec![Sel::Iter];
                         full.extend(path);
-                        let note = format!("unpacked from an item of `{}`", made::text_of(m.file.text(), iter));
+                        let note =
+                            format!("unpacked from an item of `{}`", made::text_of(m.file.text(), iter));
                         self.then(self.draft(m, stmt_at, Role::Unpack, note), here.at(iter).with_path(full))
                     }
-                    _ => self.end(cur, stmt_at, format!("`{name}` is unpacked from a value not followed further")),
+                    _ => self.end(
+                        cur,
+                        stmt_at,
+                        format!("`{name}` is unpacked from a value not followed further"),
+                    ),
                 }
             }
             Bound::Item(iter) => {
                 let note = format!("an item of `{}`", made::text_of(m.file.text(), iter));
-                self.then(self.draft(m, stmt_at, Role::Unpack, note), here.at(iter).with_path(here.prefixed(&[Sel::Iter])))
+                self.then(
+                    self.draft(m, stmt_at, Role::Unpack, note),
+                    here.at(iter).with_path(here.prefixed(&[Sel::Iter])),
+                )
             }
             Bound::Param { scope: fn_scope, index, name: param, default } => {
                 if let Some(alias) = self.alias(cur, param, used, true) {
@@ -121,7 +160,13 @@ impl<'p, 'a> Walker<'p, 'a> {
     }
 
     /// Augmented assignments, imports, `with … as`: what a binding without a plain value holds.
-    fn unknown_binding(&self, cur: &Cursor<'a>, scope: ScopeId, name: &str, binding: &Binding<'a>) -> Outcome<'a> {
+    fn unknown_binding(
+        &self,
+        cur: &Cursor<'a>,
+        scope: ScopeId,
+        name: &str,
+        binding: &Binding<'a>,
+    ) -> Outcome<'a> {
         let m = cur.m;
         if let Some(aug) = m.index.augmented.get(&binding.offset) {
             let op = operator_text(aug.op);
@@ -135,229 +180,40 @@ impl<'p, 'a> Walker<'p, 'a> {
         if m.sem.function_in.contains_key(&(scope, name)) || m.sem.class_by_name.contains_key(name) {
             return Outcome::Dead;
         }
-        self.end(cur, binding.offset, format!("`{name}` is bound by a statement not followed (`with`, `except`, `global`…)"))
+        self.end(
+            cur,
+            binding.offset,
+            format!("`{name}` is bound by a statement not followed (`with`, `except`, `global`…)"),
+        )
     }
 
     /// A name imported from a local module: its module-level value there.
     fn imported(&self, cur: &Cursor<'a>, name: &str) -> Outcome<'a> {
         let m = cur.m;
         let Some(from) = m.sem.imports.get(name).and_then(|i| i.from) else {
-            return self.end(cur, cur.expr.start(), format!("`{name}` comes from a library; not followed further"));
+            return self.end(
+                cur,
+                cur.expr.start(),
+                format!("`{name}` comes from a library; not followed further"),
+            );
         };
         let Some(path) = crate::imports::module_path(m.path, from.level, from.module) else {
-            return self.end(cur, cur.expr.start(), format!("`{name}` comes from a library module; not followed further"));
+            return self.end(
+                cur,
+                cur.expr.start(),
+                format!("`{name}` comes from a library module; not followed further"),
+            );
         };
         let Some(other) = self.project.module(&path) else {
-            return self.end(cur, cur.expr.start(), format!("`{name}` comes from {}, which cannot be read", path.display()));
+            return self.end(
+                cur,
+                cur.expr.start(),
+                format!("`{name}` comes from {}, which cannot be read", path.display()),
+            );
         };
         let end = other.file.suite().last().map_or(TextSize::default(), |s| s.end()) + TextSize::from(1);
         let there = Cursor { m: other, scope: MODULE, env: Default::default(), ..cur.clone() };
         self.name_at(&there, from.name, end)
-    }
-
-    /// A parameter: the argument the call that ran passed (runtime stack), else the one
-    /// call of the project, else its default.
-    fn parameter(
-        &self,
-        cur: &Cursor<'a>,
-        fn_scope: ScopeId,
-        index: usize,
-        param: &'a str,
-        default: Option<&'a Expr>,
-        used: TextSize,
-    ) -> Outcome<'a> {
-        let m = cur.m;
-        let ScopeKind::Function { def, class } = m.sem.scopes[fn_scope].kind else {
-            return self.end(cur, used, format!("`{param}`: not followed further"));
-        };
-        if index == 0 && class.is_some() {
-            return self.end(cur, used, format!("`{param}` is the object itself; not followed further"));
-        }
-        let function = super::project::Project::function_name(m, fn_scope);
-        // Where the trail ends when no caller is followed: the parameter itself.
-        let used = def
-            .parameters
-            .iter_non_variadic_params()
-            .find(|p| p.parameter.name.as_str() == param)
-            .map_or(used, |p| p.parameter.range.start());
-        if let Some(found) = self.runtime_caller(cur, fn_scope, def, index, param, class.is_some()) {
-            return found;
-        }
-        let calls = self.callers(m, fn_scope);
-        let mut candidates: Vec<(Option<Draft<'a>>, Cursor<'a>)> = Vec::new();
-        let mut missing = false;
-        for (cm, cscope, call) in &calls {
-            let position = super::calls::param_position(call, index, class.is_some(), def.name.as_str() == "__init__");
-            match crate::semantic::argument(call, param, position) {
-                Some(arg) => {
-                    let note = format!("passed as `{param}` to `{function}`");
-                    let draft = self.draft(cm, call.start(), Role::Move, note);
-                    let next = Cursor { m: cm, scope: *cscope, expr: arg, path: cur.path.clone(), env: Default::default() };
-                    candidates.push((Some(draft), next));
-                }
-                None => missing = true,
-            }
-        }
-        if let Some(default) = default.filter(|_| missing || calls.is_empty()) {
-            let note = format!("`{param}` defaults to `{}`", made::text_of(m.file.text(), default));
-            let draft = self.draft(m, default.start(), Role::Move, note);
-            candidates.push((Some(draft), Cursor { scope: m.sem.scopes[fn_scope].parent.unwrap_or(MODULE), ..cur.at(default) }));
-        }
-        if candidates.is_empty() {
-            if let Some(found) = self.batch_from_runtime(cur, param) {
-                return found;
-            }
-            return self.end(cur, used, format!("`{param}` is a parameter of `{function}` whose callers were not found; not followed further"));
-        }
-        if candidates.len() > MAX_CALLERS {
-            return self.end(cur, used, format!("`{param}` is a parameter of `{function}`, called from {} places; not followed further", candidates.len()));
-        }
-        self.fork(cur, used, &format!("the callers of `{function}`"), candidates)
-    }
-
-    /// The caller's argument, when the runtime stack shows which call ran.
-    fn runtime_caller(
-        &self,
-        cur: &Cursor<'a>,
-        fn_scope: ScopeId,
-        def: &'a ast::StmtFunctionDef,
-        index: usize,
-        param: &'a str,
-        method: bool,
-    ) -> Option<Outcome<'a>> {
-        let frames = &self.query.frames;
-        let m = cur.m;
-        let k = frames.iter().position(|f| {
-            super::follow::same_file(&f.file, m.path) && {
-                let line = f.line;
-                let start = m.file.line_of(def.start());
-                let end = m.file.line_of(def.end());
-                line > start && line <= end && m.index.scope_at(line_offset(m, line)) == fn_scope
-            }
-        })?;
-        let caller = frames.get(k + 1)?;
-        let cm = self.project.module(&caller.file)?;
-        let offset = line_offset(cm, caller.line);
-        let stmt = cm.index.statement_at(offset)?;
-        let cscope = cm.index.scope_at(offset);
-        let calls = marked(super::calls::calls_in(stmt), frame_range(cm, caller));
-        let function = super::project::Project::function_name(m, fn_scope);
-        let init = def.name.as_str() == "__init__";
-        let runs_it = |call: &&&'a ast::ExprCall| match self.project.resolve(cm, cscope, &call.func) {
-            Some(Object::Function(fm, s) | Object::Method(fm, s)) => std::ptr::eq(fm, m) && s == fn_scope,
-            Some(Object::Class(fm, c)) | Some(Object::Instance(fm, c, _)) => {
-                std::ptr::eq(fm, m) && self.project.method_of(fm, c, if init { "__init__" } else { "forward" }).is_some_and(|(mm, s)| std::ptr::eq(mm, m) && s == fn_scope)
-            }
-            _ => false,
-        };
-        let call: &'a ast::ExprCall = match calls.iter().filter(runs_it).collect::<Vec<_>>().as_slice() {
-            [one] => one,
-            _ => {
-                // The line ran this function; one call on it that is not a library's is it.
-                let own: Vec<_> = calls.iter().filter(|c| !matches!(self.project.resolve(cm, cscope, &c.func), Some(Object::Api(..)) | Some(Object::LibraryInstance(..)))).collect();
-                match own.as_slice() {
-                    [one] if def.name.as_str() == "forward" || def.name.as_str() == "__call__" => one,
-                    _ => return None,
-                }
-            }
-        };
-        let position = super::calls::param_position(call, index, method, init);
-        let arg = crate::semantic::argument(call, param, position)?;
-        let note = format!("passed as `{param}` to `{function}`");
-        let mut draft = self.draft(cm, call.start(), Role::Move, note);
-        draft.confirmed = true;
-        let next = Cursor { m: cm, scope: cscope, expr: arg, path: cur.path.clone(), env: Default::default() };
-        Some(self.then(draft, next))
-    }
-
-    /// A batch parameter no call site passes (a Lightning `training_step`): when the
-    /// runtime saw the value come out of a DataLoader over a user dataset class, one
-    /// sample of that class.
-    fn batch_from_runtime(&self, cur: &Cursor<'a>, param: &str) -> Option<Outcome<'a>> {
-        let _ = param;
-        let (class, file, _) = self.query.observed.datasets.iter().rev().find(|(_, f, _)| f.is_some())?;
-        let dm = self.project.module(file.as_ref()?)?;
-        let &class_id = dm.sem.class_by_name.get(class.as_str())?;
-        let mut path = vec![Sel::Sample];
-        path.extend(cur.path.iter().cloned());
-        Some(self.sample_of_class(cur, dm, class_id, None, path, true))
-    }
-
-    /// The call sites of a function in the project: this module's, then other modules'
-    /// that import it.
-    pub fn callers(&self, m: &'a Module<'a>, fn_scope: ScopeId) -> Vec<(&'a Module<'a>, ScopeId, &'a ast::ExprCall)> {
-        let ScopeKind::Function { def, class } = m.sem.scopes[fn_scope].kind else { return Vec::new() };
-        let name = def.name.as_str();
-        let callee_names: Vec<&str> = match (class, name) {
-            (Some(c), "__init__") => vec![m.sem.classes[c].def.name.as_str()],
-            (Some(c), "forward" | "__call__") => return self.instance_callers(m, c, fn_scope),
-            _ => vec![name],
-        };
-        let mut found = Vec::new();
-        let mut modules = vec![m];
-        for path in self.project.project_files() {
-            if super::follow::same_file(&path, m.path) || callee_names.is_empty() {
-                continue;
-            }
-            let Ok(text) = std::fs::read_to_string(&path) else { continue };
-            if callee_names.iter().any(|n| text.contains(n)) {
-                if let Some(other) = self.project.module(&path) {
-                    modules.push(other);
-                }
-            }
-        }
-        for module in modules {
-            for callee in &callee_names {
-                for site in module.sem.calls_of(callee).take(MAX_SITES) {
-                    let runs = match self.project.resolve(module, site.scope, &site.call.func) {
-                        Some(Object::Function(fm, s) | Object::Method(fm, s)) => std::ptr::eq(fm, m) && s == fn_scope,
-                        Some(Object::Class(fm, c)) => std::ptr::eq(fm, m) && class == Some(c),
-                        _ => false,
-                    };
-                    if runs {
-                        found.push((module, site.scope, site.call));
-                    }
-                }
-            }
-        }
-        found
-    }
-
-    /// The calls of instances of a class (which run its `forward`): `model(x)` where
-    /// `model` is built from it, in its module or a module that imports the class.
-    fn instance_callers(&self, m: &'a Module<'a>, class: ClassId, fn_scope: ScopeId) -> Vec<(&'a Module<'a>, ScopeId, &'a ast::ExprCall)> {
-        let class_name = m.sem.classes[class].def.name.as_str();
-        let mut modules = vec![m];
-        for path in self.project.project_files() {
-            if super::follow::same_file(&path, m.path) {
-                continue;
-            }
-            let Ok(text) = std::fs::read_to_string(&path) else { continue };
-            if text.contains(class_name) {
-                if let Some(other) = self.project.module(&path) {
-                    modules.push(other);
-                }
-            }
-        }
-        let mut found = Vec::new();
-        for module in modules {
-            for site in module.sem.calls.iter().take(MAX_SITES * 16) {
-                if matches!(&*site.call.func, Expr::Name(n) if n.id.as_str() == "self") {
-                    continue;
-                }
-                let runs = match self.project.resolve(module, site.scope, &site.call.func) {
-                    Some(Object::Instance(cm, c, _)) => {
-                        self.project.method_of(cm, c, "forward").is_some_and(|(fm, s)| std::ptr::eq(fm, m) && s == fn_scope)
-                    }
-                    _ => false,
-                };
-                if runs {
-                    found.push((module, site.scope, site.call));
-                }
-            }
-        }
-        let _ = class;
-        found
     }
 
     pub fn attribute(&self, cur: &Cursor<'a>, attr: &'a ast::ExprAttribute) -> Outcome<'a> {
@@ -384,7 +240,12 @@ impl<'p, 'a> Walker<'p, 'a> {
                     let text = made::text_of(m.file.text(), &attr.value);
                     if let Expr::Attribute(method) = &*call.func {
                         if made::index_maker(method.attr.as_str()) {
-                            return self.made(cur, at, format!("indices chosen by `{text}`"), Values::Range(Some(0.0), None));
+                            return self.made(
+                                cur,
+                                at,
+                                format!("indices chosen by `{text}`"),
+                                Values::Range(Some(0.0), None),
+                            );
                         }
                     }
                 }
@@ -401,7 +262,8 @@ impl<'p, 'a> Walker<'p, 'a> {
                 self.class_attribute(&inner, cm, class, field, at)
             }
             Some(Object::Module(other)) => {
-                let end = other.file.suite().last().map_or(TextSize::default(), |s| s.end()) + TextSize::from(1);
+                let end =
+                    other.file.suite().last().map_or(TextSize::default(), |s| s.end()) + TextSize::from(1);
                 let there = Cursor { m: other, scope: MODULE, env: Default::default(), ..cur.clone() };
                 self.name_at(&there, field, end)
             }
@@ -421,7 +283,14 @@ impl<'p, 'a> Walker<'p, 'a> {
     }
 
     /// The stores of `self.field` in a class (and its user base classes).
-    pub fn class_attribute(&self, cur: &Cursor<'a>, cm: &'a Module<'a>, class: ClassId, field: &str, at: TextSize) -> Outcome<'a> {
+    pub fn class_attribute(
+        &self,
+        cur: &Cursor<'a>,
+        cm: &'a Module<'a>,
+        class: ClassId,
+        field: &str,
+        at: TextSize,
+    ) -> Outcome<'a> {
         let mut current = Some((cm, class));
         let class_name = cm.sem.classes[class].def.name.to_string();
         let live = self.query.observed.live.iter().any(|(c, a, bad)| *bad && a == field && *c == class_name);
@@ -433,20 +302,38 @@ impl<'p, 'a> Walker<'p, 'a> {
                 for (store_scope, binding) in stores {
                     let Bound::Value(value) = &binding.value else {
                         if let Some(aug) = km.index.augmented.get(&binding.offset) {
-                            let note = format!("`self.{field} {}= {}` changes every value", operator_text(aug.op), made::text_of(km.file.text(), &aug.value));
+                            let note = format!(
+                                "`self.{field} {}= {}` changes every value",
+                                operator_text(aug.op),
+                                made::text_of(km.file.text(), &aug.value)
+                            );
                             return self.made(cur, aug.start(), note, Values::Unknown);
                         }
                         continue;
                     };
                     let stmt_at = statement_start(km, binding.offset);
                     let method = super::project::Project::function_name(km, *store_scope);
-                    let mut draft = self.draft(km, stmt_at, Role::Store, format!("stored in `self.{field}` in `{method}`"));
+                    let mut draft = self.draft(
+                        km,
+                        stmt_at,
+                        Role::Store,
+                        format!("stored in `self.{field}` in `{method}`"),
+                    );
                     draft.confirmed |= live && single;
                     draft.observed |= live && single;
-                    let next = Cursor { m: km, scope: *store_scope, expr: value, path: cur.path.clone(), env: cur.env.clone() };
+                    let next = Cursor {
+                        m: km,
+                        scope: *store_scope,
+                        expr: value,
+                        path: cur.path.clone(),
+                        env: cur.env.clone(),
+                    };
                     candidates.push((Some(draft), next));
                 }
-                let holder = Holder::SelfAttr(k, km.sem.classes[k].attrs.get_key_value(field).map(|(n, _)| *n).unwrap_or(""));
+                let holder = Holder::SelfAttr(
+                    k,
+                    km.sem.classes[k].attrs.get_key_value(field).map(|(n, _)| *n).unwrap_or(""),
+                );
                 let mut outcomes = Vec::new();
                 if !candidates.is_empty() {
                     outcomes.push(self.fork(cur, at, &format!("the stores of `self.{field}`"), candidates));
@@ -462,7 +349,14 @@ impl<'p, 'a> Walker<'p, 'a> {
     }
 
     /// The read of `self.field` as a step, before the stores behind it.
-    fn read_step(&self, cur: &Cursor<'a>, at: TextSize, field: &str, live: bool, outcome: Outcome<'a>) -> Outcome<'a> {
+    fn read_step(
+        &self,
+        cur: &Cursor<'a>,
+        at: TextSize,
+        field: &str,
+        live: bool,
+        outcome: Outcome<'a>,
+    ) -> Outcome<'a> {
         let mut draft = self.draft(cur.m, at, Role::Move, format!("read from `self.{field}`"));
         draft.confirmed |= live;
         draft.observed |= live;
@@ -471,16 +365,34 @@ impl<'p, 'a> Walker<'p, 'a> {
 
     /// Binds `self`, in a method entered through an instance built at a known call, to that
     /// call: `self.attr` is then looked up in the instance's own class.
-    pub fn bind_self(&self, env: &mut Vec<Alias<'a>>, fm: &'a Module<'a>, fs: ScopeId, built: super::resolve::Built<'a>) {
+    pub fn bind_self(
+        &self,
+        env: &mut Vec<Alias<'a>>,
+        fm: &'a Module<'a>,
+        fs: ScopeId,
+        built: super::resolve::Built<'a>,
+    ) {
         let Some(def) = fm.sem.function(fs) else { return };
         let Some(first) = def.parameters.iter_non_variadic_params().next() else { return };
         let Some(expr) = built.call_expr() else { return };
         let to = Cursor { m: built.m, scope: built.scope, expr, path: Vec::new(), env: Default::default() };
-        env.push(Alias { m: fm, within: def.range, name: first.parameter.name.as_str(), to, sel: Vec::new(), samples: false, param: true });
+        env.push(Alias {
+            m: fm,
+            within: def.range,
+            name: first.parameter.name.as_str(),
+            to,
+            sel: Vec::new(),
+            samples: false,
+            param: true,
+        });
     }
 
     /// The instance `self` stands for, when the method was entered through a known one.
-    pub fn receiver(&self, cur: &Cursor<'a>, base: &'a Expr) -> Option<(&'a Module<'a>, ClassId, super::resolve::Built<'a>)> {
+    pub fn receiver(
+        &self,
+        cur: &Cursor<'a>,
+        base: &'a Expr,
+    ) -> Option<(&'a Module<'a>, ClassId, super::resolve::Built<'a>)> {
         let Expr::Name(name) = base else { return None };
         let alias = self.alias(cur, name.id.as_str(), name.range.start(), true)?;
         match self.project.resolve(alias.to.m, alias.to.scope, alias.to.expr) {
@@ -490,15 +402,35 @@ impl<'p, 'a> Walker<'p, 'a> {
     }
 
     /// Binds `__init__`'s parameters to the arguments of the call that built the instance.
-    pub fn bind_init(&self, env: &mut Vec<Alias<'a>>, cm: &'a Module<'a>, class: ClassId, built: super::resolve::Built<'a>) {
+    pub fn bind_init(
+        &self,
+        env: &mut Vec<Alias<'a>>,
+        cm: &'a Module<'a>,
+        class: ClassId,
+        built: super::resolve::Built<'a>,
+    ) {
         let Some((im, init)) = self.project.method_of(cm, class, "__init__") else { return };
         let Some(def) = im.sem.function(init) else { return };
         for (index, param) in def.parameters.iter_non_variadic_params().enumerate().skip(1) {
             let name = param.parameter.name.as_str();
             let position = super::calls::param_position(built.call, index, true, true);
             let Some(arg) = crate::semantic::argument(built.call, name, position) else { continue };
-            let to = Cursor { m: built.m, scope: built.scope, expr: arg, path: Vec::new(), env: Default::default() };
-            env.push(Alias { m: im, within: def.range, name, to, sel: Vec::new(), samples: false, param: true });
+            let to = Cursor {
+                m: built.m,
+                scope: built.scope,
+                expr: arg,
+                path: Vec::new(),
+                env: Default::default(),
+            };
+            env.push(Alias {
+                m: im,
+                within: def.range,
+                name,
+                to,
+                sel: Vec::new(),
+                samples: false,
+                param: true,
+            });
         }
     }
 
@@ -518,7 +450,8 @@ impl<'p, 'a> Walker<'p, 'a> {
         for mutated in m.index.mutations_of(holder) {
             let at = mutated.at.start();
             let reaches = if local {
-                (after.is_none_or(|a| at >= a) && at < used) || loops.iter().any(|l| l.contains(at) && at >= used)
+                (after.is_none_or(|a| at >= a) && at < used)
+                    || loops.iter().any(|l| l.contains(at) && at >= used)
             } else {
                 true
             };
@@ -556,7 +489,9 @@ impl<'p, 'a> Walker<'p, 'a> {
                 };
                 follow(format!("`{stmt_text}` stores into it"), here(value, path))
             }
-            Mutation::Add { value, .. } => follow(format!("`{stmt_text}` adds to it"), here(value, cur.rest())),
+            Mutation::Add { value, .. } => {
+                follow(format!("`{stmt_text}` adds to it"), here(value, cur.rest()))
+            }
             Mutation::Extend { values, call: Some(_) } => {
                 follow(format!("`{stmt_text}` adds to it"), here(values, cur.path.clone()))
             }
@@ -566,12 +501,11 @@ impl<'p, 'a> Walker<'p, 'a> {
             Mutation::InPlace { call, method } => {
                 let args = &call.arguments.args;
                 match method {
-                    "fill_" | "index_fill_" | "masked_fill_" | "copy_" | "scatter_" | "scatter_add_" | "index_put_" => {
-                        match args.last() {
-                            Some(v) => follow(format!("`{stmt_text}` writes into it"), here(v, cur.path.clone())),
-                            None => return None,
-                        }
-                    }
+                    "fill_" | "index_fill_" | "masked_fill_" | "copy_" | "scatter_" | "scatter_add_"
+                    | "index_put_" => match args.last() {
+                        Some(v) => follow(format!("`{stmt_text}` writes into it"), here(v, cur.path.clone())),
+                        None => return None,
+                    },
                     _ => changes(format!("`{stmt_text}` changes it in place")),
                 }
             }
@@ -579,14 +513,14 @@ impl<'p, 'a> Walker<'p, 'a> {
     }
 }
 
-/// How many callers of a parameter are followed before the trail ends there.
-const MAX_CALLERS: usize = 8;
-/// How many call sites of one name a module is searched for.
-const MAX_SITES: usize = 256;
-
 /// The bindings of a name that may reach `at`: the last one before it, those before it
 /// while that one may not have run, and (in a loop) those after it in the loop.
-fn reaching<'b, 'a>(m: &Module<'a>, bindings: &'b [Binding<'a>], at: TextSize, innermost: bool) -> Vec<&'b Binding<'a>> {
+fn reaching<'b, 'a>(
+    m: &Module<'a>,
+    bindings: &'b [Binding<'a>],
+    at: TextSize,
+    innermost: bool,
+) -> Vec<&'b Binding<'a>> {
     if !innermost {
         return bindings.iter().collect();
     }
@@ -630,7 +564,8 @@ pub fn frame_range(m: &Module<'_>, frame: &super::Frame) -> Option<TextRange> {
 /// Of several calls, those the range marks (the call it is, or calls inside it).
 pub fn marked<'c>(calls: Vec<&'c ast::ExprCall>, range: Option<TextRange>) -> Vec<&'c ast::ExprCall> {
     let Some(range) = range else { return calls };
-    let inside: Vec<&ast::ExprCall> = calls.iter().copied().filter(|c| range.contains_range(c.range())).collect();
+    let inside: Vec<&ast::ExprCall> =
+        calls.iter().copied().filter(|c| range.contains_range(c.range())).collect();
     if inside.is_empty() {
         calls
     } else {
@@ -677,7 +612,12 @@ fn statement_text(stmt: &Stmt) -> &Expr {
 
 fn unreachable_expr() -> &'static Expr {
     static NONE: std::sync::OnceLock<Expr> = std::sync::OnceLock::new();
-    NONE.get_or_init(|| Expr::NoneLiteral(ast::ExprNoneLiteral { node_index: Default::default(), range: TextRange::default() }))
+    NONE.get_or_init(|| {
+        Expr::NoneLiteral(ast::ExprNoneLiteral {
+            node_index: Default::default(),
+            range: TextRange::default(),
+        })
+    })
 }
 
 impl<'a> Outcome<'a> {

@@ -14,29 +14,125 @@ pub struct Op {
 }
 
 pub static OPS: &[Op] = &[
-    Op { functions: &["cross_entropy"], modules: &["CrossEntropyLoss"], params: &["input", "target"], forward: &["input", "target"] },
-    Op { functions: &["nll_loss", "nll_loss2d", "nll_loss_nd"], modules: &["NLLLoss", "NLLLoss2d"], params: &["input", "target"], forward: &["input", "target"] },
-    Op { functions: &["multi_margin_loss"], modules: &["MultiMarginLoss"], params: &["input", "target"], forward: &["input", "target"] },
-    Op { functions: &["multilabel_margin_loss"], modules: &["MultiLabelMarginLoss"], params: &["input", "target"], forward: &["input", "target"] },
-    Op { functions: &["binary_cross_entropy"], modules: &["BCELoss"], params: &["input", "target"], forward: &["input", "target"] },
-    Op { functions: &["binary_cross_entropy_with_logits"], modules: &["BCEWithLogitsLoss"], params: &["input", "target"], forward: &["input", "target"] },
-    Op { functions: &["ctc_loss"], modules: &["CTCLoss"], params: &["log_probs", "targets", "input_lengths", "target_lengths", "blank"], forward: &["log_probs", "targets", "input_lengths", "target_lengths"] },
+    Op {
+        functions: &["cross_entropy"],
+        modules: &["CrossEntropyLoss"],
+        params: &["input", "target"],
+        forward: &["input", "target"],
+    },
+    Op {
+        functions: &["nll_loss", "nll_loss2d", "nll_loss_nd"],
+        modules: &["NLLLoss", "NLLLoss2d"],
+        params: &["input", "target"],
+        forward: &["input", "target"],
+    },
+    Op {
+        functions: &["multi_margin_loss"],
+        modules: &["MultiMarginLoss"],
+        params: &["input", "target"],
+        forward: &["input", "target"],
+    },
+    Op {
+        functions: &["multilabel_margin_loss"],
+        modules: &["MultiLabelMarginLoss"],
+        params: &["input", "target"],
+        forward: &["input", "target"],
+    },
+    Op {
+        functions: &["binary_cross_entropy"],
+        modules: &["BCELoss"],
+        params: &["input", "target"],
+        forward: &["input", "target"],
+    },
+    Op {
+        functions: &["binary_cross_entropy_with_logits"],
+        modules: &["BCEWithLogitsLoss"],
+        params: &["input", "target"],
+        forward: &["input", "target"],
+    },
+    Op {
+        functions: &["ctc_loss"],
+        modules: &["CTCLoss"],
+        params: &["log_probs", "targets", "input_lengths", "target_lengths", "blank"],
+        forward: &["log_probs", "targets", "input_lengths", "target_lengths"],
+    },
     Op { functions: &["one_hot"], modules: &[], params: &["tensor", "num_classes"], forward: &[] },
-    Op { functions: &["embedding"], modules: &["Embedding"], params: &["input", "weight"], forward: &["input"] },
-    Op { functions: &["embedding_bag"], modules: &["EmbeddingBag"], params: &["input", "weight", "offsets"], forward: &["input", "offsets"] },
+    Op {
+        functions: &["embedding"],
+        modules: &["Embedding"],
+        params: &["input", "weight"],
+        forward: &["input"],
+    },
+    Op {
+        functions: &["embedding_bag"],
+        modules: &["EmbeddingBag"],
+        params: &["input", "weight", "offsets"],
+        forward: &["input", "offsets"],
+    },
     Op { functions: &["index_select"], modules: &[], params: &["input", "dim", "index"], forward: &[] },
     Op { functions: &["gather"], modules: &[], params: &["input", "dim", "index"], forward: &[] },
     Op { functions: &["take_along_dim"], modules: &[], params: &["input", "indices", "dim"], forward: &[] },
     Op { functions: &["take"], modules: &[], params: &["input", "index"], forward: &[] },
-    Op { functions: &["scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_"], modules: &[], params: &["input", "dim", "index", "src"], forward: &[] },
-    Op { functions: &["index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_", "index_reduce", "index_reduce_"], modules: &[], params: &["input", "dim", "index", "source"], forward: &[] },
-    Op { functions: &["index_put", "index_put_"], modules: &[], params: &["input", "indices", "values"], forward: &[] },
+    Op {
+        functions: &[
+            "scatter",
+            "scatter_",
+            "scatter_add",
+            "scatter_add_",
+            "scatter_reduce",
+            "scatter_reduce_",
+        ],
+        modules: &[],
+        params: &["input", "dim", "index", "src"],
+        forward: &[],
+    },
+    Op {
+        functions: &[
+            "index_add",
+            "index_add_",
+            "index_copy",
+            "index_copy_",
+            "index_fill",
+            "index_fill_",
+            "index_reduce",
+            "index_reduce_",
+        ],
+        modules: &[],
+        params: &["input", "dim", "index", "source"],
+        forward: &[],
+    },
+    Op {
+        functions: &["index_put", "index_put_"],
+        modules: &[],
+        params: &["input", "indices", "values"],
+        forward: &[],
+    },
     Op { functions: &["multinomial"], modules: &[], params: &["input", "num_samples"], forward: &[] },
     Op { functions: &["bincount"], modules: &[], params: &["input", "weights", "minlength"], forward: &[] },
-    Op { functions: &["batch_norm"], modules: &["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"], params: &["input"], forward: &["input"] },
-    Op { functions: &["lstm", "gru", "rnn_tanh", "rnn_relu"], modules: &["LSTM", "GRU", "RNN"], params: &["input", "hx"], forward: &["input", "hx"] },
-    Op { functions: &["linear"], modules: &["Linear", "LazyLinear"], params: &["input", "weight", "bias"], forward: &["input"] },
-    Op { functions: &["kl_div"], modules: &["KLDivLoss"], params: &["input", "target"], forward: &["input", "target"] },
+    Op {
+        functions: &["batch_norm"],
+        modules: &["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"],
+        params: &["input"],
+        forward: &["input"],
+    },
+    Op {
+        functions: &["lstm", "gru", "rnn_tanh", "rnn_relu"],
+        modules: &["LSTM", "GRU", "RNN"],
+        params: &["input", "hx"],
+        forward: &["input", "hx"],
+    },
+    Op {
+        functions: &["linear"],
+        modules: &["Linear", "LazyLinear"],
+        params: &["input", "weight", "bias"],
+        forward: &["input"],
+    },
+    Op {
+        functions: &["kl_div"],
+        modules: &["KLDivLoss"],
+        params: &["input", "target"],
+        forward: &["input", "target"],
+    },
 ];
 
 /// The op of that name (a functional or method name, or an op family's first name).
@@ -49,10 +145,10 @@ pub fn op(name: &str) -> Option<&'static Op> {
 pub fn same_parameter(a: &str, b: &str) -> bool {
     fn group(p: &str) -> &str {
         match p {
-        "target" | "targets" | "labels" | "y" => "target",
-        "index" | "indices" | "idx" => "index",
-        "input" | "tensor" | "self" | "x" => "input",
-        other => other,
+            "target" | "targets" | "labels" | "y" => "target",
+            "index" | "indices" | "idx" => "index",
+            "input" | "tensor" | "self" | "x" => "input",
+            other => other,
         }
     }
     group(a) == group(b)

@@ -144,7 +144,9 @@ impl<'a> Project<'a> {
             return Ok(text.clone());
         }
         if name.starts_with('<') {
-            return Err("not a file (code run from a string or a notebook cell whose text was not recorded)".into());
+            return Err(
+                "not a file (code run from a string or a notebook cell whose text was not recorded)".into()
+            );
         }
         let metadata = std::fs::metadata(path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => "no such file".to_string(),
@@ -201,7 +203,8 @@ impl<'a> Project<'a> {
         let file: &'a SourceFile<'a> = store.files.alloc(SourceFile::parse(text));
         let sem: &'a Semantic<'a> = store.sems.alloc(Semantic::build(file.suite()));
         let path: &'a PathBuf = store.paths.alloc(path.to_path_buf());
-        let resolver: &'a FileImports<'a> = store.resolvers.alloc(FileImports { file: path, cache: &store.cache });
+        let resolver: &'a FileImports<'a> =
+            store.resolvers.alloc(FileImports { file: path, cache: &store.cache });
         let flow = Flow::new(sem, resolver);
         let index = Index::build(file.suite(), sem);
         store.modules.alloc(Module { path, display: display(path), file, sem, flow, index })

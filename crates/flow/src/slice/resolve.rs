@@ -67,7 +67,8 @@ fn find_call<'a>(m: &'a Module<'a>, call: &'a ast::ExprCall) -> Option<&'a Expr>
 const MAX_DEPTH: u32 = 12;
 
 /// Methods that return the object they are called on (`model.to(device)`).
-const SAME_OBJECT: &[&str] = &["to", "cuda", "cpu", "train", "eval", "float", "double", "half", "requires_grad_"];
+const SAME_OBJECT: &[&str] =
+    &["to", "cuda", "cpu", "train", "eval", "float", "double", "half", "requires_grad_"];
 
 impl<'a> Project<'a> {
     /// The object `expr` (in `scope` of `m`) names.
@@ -75,7 +76,13 @@ impl<'a> Project<'a> {
         self.resolve_at(m, scope, expr, 0)
     }
 
-    fn resolve_at(&self, m: &'a Module<'a>, scope: ScopeId, expr: &'a Expr, depth: u32) -> Option<Object<'a>> {
+    fn resolve_at(
+        &self,
+        m: &'a Module<'a>,
+        scope: ScopeId,
+        expr: &'a Expr,
+        depth: u32,
+    ) -> Option<Object<'a>> {
         if depth > MAX_DEPTH {
             return None;
         }
@@ -188,7 +195,13 @@ impl<'a> Project<'a> {
     }
 
     /// The object a class's attribute holds, when every store of it in the class agrees.
-    fn attribute_object(&self, m: &'a Module<'a>, class: ClassId, field: &str, depth: u32) -> Option<Object<'a>> {
+    fn attribute_object(
+        &self,
+        m: &'a Module<'a>,
+        class: ClassId,
+        field: &str,
+        depth: u32,
+    ) -> Option<Object<'a>> {
         let stores = m.sem.classes[class].attrs.get(field)?;
         let (store_scope, binding) = stores.last()?;
         match &binding.value {
@@ -236,7 +249,12 @@ impl<'a> Project<'a> {
 
     /// The method `name` of a class, defined in it or inherited from a user base class
     /// (of this module or one it imports).
-    pub fn method_of(&self, m: &'a Module<'a>, class: ClassId, name: &str) -> Option<(&'a Module<'a>, ScopeId)> {
+    pub fn method_of(
+        &self,
+        m: &'a Module<'a>,
+        class: ClassId,
+        name: &str,
+    ) -> Option<(&'a Module<'a>, ScopeId)> {
         let mut current = (m, class);
         for _ in 0..8 {
             let (cm, c) = current;
@@ -264,7 +282,9 @@ impl<'a> Project<'a> {
     /// The name of the function or method whose body is `scope`, with its class.
     pub fn function_name(m: &Module<'_>, scope: ScopeId) -> String {
         match m.sem.scopes[scope].kind {
-            ScopeKind::Function { def, class: Some(c) } => format!("{}.{}", m.sem.classes[c].def.name, def.name),
+            ScopeKind::Function { def, class: Some(c) } => {
+                format!("{}.{}", m.sem.classes[c].def.name, def.name)
+            }
             ScopeKind::Function { def, class: None } => def.name.to_string(),
             ScopeKind::Class(c) => m.sem.classes[c].def.name.to_string(),
             ScopeKind::Module => "<module>".to_string(),
@@ -275,9 +295,36 @@ impl<'a> Project<'a> {
 /// Builtins a slice knows: they name a library API of the `builtins` root.
 fn builtin(name: &str) -> Option<&'static str> {
     const BUILTINS: &[&str] = &[
-        "int", "float", "len", "list", "tuple", "dict", "set", "sorted", "reversed", "enumerate", "zip", "range",
-        "iter", "next", "map", "filter", "min", "max", "sum", "abs", "round", "str", "bool", "open", "input",
-        "print", "isinstance", "getattr", "any", "all",
+        "int",
+        "float",
+        "len",
+        "list",
+        "tuple",
+        "dict",
+        "set",
+        "sorted",
+        "reversed",
+        "enumerate",
+        "zip",
+        "range",
+        "iter",
+        "next",
+        "map",
+        "filter",
+        "min",
+        "max",
+        "sum",
+        "abs",
+        "round",
+        "str",
+        "bool",
+        "open",
+        "input",
+        "print",
+        "isinstance",
+        "getattr",
+        "any",
+        "all",
     ];
     BUILTINS.iter().find(|b| **b == name).copied()
 }

@@ -13,10 +13,47 @@ use ruff_text_size::Ranged;
 
 /// Library functions and methods whose output has the rows of their first input.
 const KEEP_ROWS: &[&str] = &[
-    "relu", "relu_", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout", "leaky_relu", "elu",
-    "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool2d", "layer_norm",
-    "batch_norm", "linear", "conv1d", "conv2d", "conv3d", "normalize", "contiguous", "float", "to", "cuda", "cpu",
-    "detach", "clone", "mean", "sum", "squeeze", "unsqueeze", "permute", "transpose", "exp", "log", "abs", "pad",
+    "relu",
+    "relu_",
+    "gelu",
+    "silu",
+    "tanh",
+    "sigmoid",
+    "softmax",
+    "log_softmax",
+    "dropout",
+    "leaky_relu",
+    "elu",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool3d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "adaptive_avg_pool2d",
+    "layer_norm",
+    "batch_norm",
+    "linear",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "normalize",
+    "contiguous",
+    "float",
+    "to",
+    "cuda",
+    "cpu",
+    "detach",
+    "clone",
+    "mean",
+    "sum",
+    "squeeze",
+    "unsqueeze",
+    "permute",
+    "transpose",
+    "exp",
+    "log",
+    "abs",
+    "pad",
 ];
 
 impl<'p, 'a> Walker<'p, 'a> {
@@ -34,13 +71,23 @@ impl<'p, 'a> Walker<'p, 'a> {
                 match object {
                     Some(Object::LibraryInstance(_, class, _)) if !matches!(class, "DataLoader") => {
                         let input = first()?;
-                        let note = format!("rows kept by `{}` (a `{class}`)", made::text_of(m.file.text(), &call.func));
+                        let note = format!(
+                            "rows kept by `{}` (a `{class}`)",
+                            made::text_of(m.file.text(), &call.func)
+                        );
                         Some(self.then(self.draft(m, call.start(), Role::Move, note), cur.at(input)))
                     }
-                    Some(Object::Api(_, name)) if KEEP_ROWS.contains(&name) => Some(self.follow(cur.at(first()?))),
+                    Some(Object::Api(_, name)) if KEEP_ROWS.contains(&name) => {
+                        Some(self.follow(cur.at(first()?)))
+                    }
                     Some(Object::Api(_, name)) if made::creator(name).is_some() => {
                         let text = made::text_of(m.file.text(), cur.expr);
-                        Some(self.made(cur, call.start(), format!("`{text}` fixes the batch size"), Values::Unknown))
+                        Some(self.made(
+                            cur,
+                            call.start(),
+                            format!("`{text}` fixes the batch size"),
+                            Values::Unknown,
+                        ))
                     }
                     None => self.rows_method(cur, call),
                     _ => None,
@@ -73,8 +120,12 @@ impl<'p, 'a> Walker<'p, 'a> {
     pub fn loader_rows(&self, cur: &Cursor<'a>, call: &'a ast::ExprCall) -> Outcome<'a> {
         let m = cur.m;
         let text = made::text_of(m.file.text(), cur.expr);
-        let drop_last = call.arguments.find_keyword("drop_last").is_some_and(|k| matches!(&k.value, Expr::BooleanLiteral(b) if b.value));
-        let size = argument(call, "batch_size", Some(1)).map_or("1".to_string(), |b| made::text_of(m.file.text(), b));
+        let drop_last = call
+            .arguments
+            .find_keyword("drop_last")
+            .is_some_and(|k| matches!(&k.value, Expr::BooleanLiteral(b) if b.value));
+        let size = argument(call, "batch_size", Some(1))
+            .map_or("1".to_string(), |b| made::text_of(m.file.text(), b));
         let note = if drop_last {
             format!("`{text}` makes batches of {size} rows")
         } else {

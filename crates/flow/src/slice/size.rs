@@ -4,12 +4,13 @@
 //! dtype trails follow a value back to the call that gave it the shape or dtype the op
 //! refused (`.view(-1, 1)`, `one_hot`, `dtype=torch.float32`), found with lint's facts.
 
-use super::follow::{to_trail, Cursor, Outcome, Walker};
+use super::follow::{Cursor, Outcome, Walker};
 use super::made::{self, Values};
 use super::names::line_offset;
 use super::project::{Module, Project};
 use super::resolve::Object;
 use super::start::Start;
+use super::trail::to_trail;
 use super::{Chain, Frame, Query, Role, SizeQuery, Trail};
 use crate::facts::Facts;
 use crate::semantic::{argument, ScopeId};
@@ -21,7 +22,9 @@ pub(super) fn size_argument(class: &str) -> Option<(&'static str, usize)> {
     Some(match class {
         "Linear" | "LazyLinear" | "Bilinear" => ("out_features", 1),
         "Embedding" | "EmbeddingBag" => ("num_embeddings", 0),
-        "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d" | "ConvTranspose3d" => ("out_channels", 1),
+        "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d" | "ConvTranspose3d" => {
+            ("out_channels", 1)
+        }
         "LSTM" | "GRU" | "RNN" => ("hidden_size", 1),
         "CTCLoss" => ("blank", 0),
         "CrossEntropyLoss" | "NLLLoss" => ("ignore_index", 2),
@@ -40,10 +43,24 @@ pub fn size_trail(project: &Project<'_>, query: &SizeQuery) -> Trail {
     let scope = m.index.scope_at(offset);
     let built = built_on_line(&walker, m, scope, stmt, site.line, query);
     let Some(built) = built else {
-        let end = walker.end(&cursor(m, scope, stmt_expr(stmt)), offset, format!("no `{}(…)` call on this line; not followed further", query.class));
+        let end = walker.end(
+            &cursor(m, scope, stmt_expr(stmt)),
+            offset,
+            format!("no `{}(…)` call on this line; not followed further", query.class),
+        );
         return to_trail(end, &Frame { line: 0, ..site.clone() });
     };
-    let outcome = sized(&walker, m, scope, built, &query.class, query.argument.as_deref(), query.note.clone(), query.size, query.need);
+    let outcome = sized(
+        &walker,
+        m,
+        scope,
+        built,
+        &query.class,
+        query.argument.as_deref(),
+        query.note.clone(),
+        query.size,
+        query.need,
+    );
     let mut trail = to_trail(outcome, &Frame { line: 0, ..site.clone() });
     for step in &mut trail.steps {
         step.confirmed |= step.role == Role::Sized;
@@ -90,7 +107,14 @@ fn sized<'a>(
 /// The construction of `query.class` on the site's line: of several calls of the class in
 /// the statement, those that start on the line, then those whose size is not provably
 /// another than the runtime saw.
-fn built_on_line<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, stmt: &'a ast::Stmt, line: usize, query: &SizeQuery) -> Option<&'a ast::ExprCall> {
+fn built_on_line<'a>(
+    walker: &Walker<'_, 'a>,
+    m: &'a Module<'a>,
+    scope: ScopeId,
+    stmt: &'a ast::Stmt,
+    line: usize,
+    query: &SizeQuery,
+) -> Option<&'a ast::ExprCall> {
     let class = query.class.as_str();
     let calls: Vec<&'a ast::ExprCall> = super::calls::calls_in(stmt)
         .into_iter()
@@ -99,7 +123,8 @@ fn built_on_line<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId,
                 || callee_name(call) == Some(class)
         })
         .collect();
-    let on_line: Vec<&'a ast::ExprCall> = calls.iter().copied().filter(|c| m.file.line_of(c.start()) == line).collect();
+    let on_line: Vec<&'a ast::ExprCall> =
+        calls.iter().copied().filter(|c| m.file.line_of(c.start()) == line).collect();
     let mut candidates = if on_line.is_empty() { calls } else { on_line };
     if candidates.len() > 1 {
         if let (Some(size), Some((name, position))) = (query.size, size_argument(class)) {
@@ -139,7 +164,9 @@ fn stmt_expr(stmt: &ast::Stmt) -> &Expr {
 
 fn none() -> &'static Expr {
     static NONE: std::sync::OnceLock<Expr> = std::sync::OnceLock::new();
-    NONE.get_or_init(|| Expr::NoneLiteral(ast::ExprNoneLiteral { node_index: Default::default(), range: Default::default() }))
+    NONE.get_or_init(|| {
+        Expr::NoneLiteral(ast::ExprNoneLiteral { node_index: Default::default(), range: Default::default() })
+    })
 }
 
 /// The size trail found by flow from the op's call on the innermost frame's line: the
@@ -164,9 +191,18 @@ pub fn size_by_flow(project: &Project<'_>, query: &Query, modules: bool) -> Trai
     trail
 }
 
-fn call_size<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, call: &'a ast::ExprCall, modules: bool) -> Option<Outcome<'a>> {
+fn call_size<'a>(
+    walker: &Walker<'_, 'a>,
+    m: &'a Module<'a>,
+    scope: ScopeId,
+    call: &'a ast::ExprCall,
+    modules: bool,
+) -> Option<Outcome<'a>> {
     let object = walker.project.resolve(m, scope, &call.func);
-    let module_size = matches!(object, Some(Object::LibraryInstance(..)) | Some(Object::Api(_, "cross_entropy" | "nll_loss" | "ctc_loss")));
+    let module_size = matches!(
+        object,
+        Some(Object::LibraryInstance(..)) | Some(Object::Api(_, "cross_entropy" | "nll_loss" | "ctc_loss"))
+    );
     if module_size && !modules {
         return None;
     }
@@ -185,13 +221,17 @@ fn call_size<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, cal
         Some(Object::Api("torch", "ctc_loss")) | Some(Object::LibraryInstance("torch", "CTCLoss", _)) => {
             head_size(walker, m, scope, argument(call, "log_probs", Some(0))?)
         }
-        Some(Object::LibraryInstance("torch", "CrossEntropyLoss" | "NLLLoss", built)) => match padding(walker) {
-            Some(value) => ignored(walker, built, value),
-            None => head_size(walker, m, scope, argument(call, "input", Some(0))?),
-        },
+        Some(Object::LibraryInstance("torch", "CrossEntropyLoss" | "NLLLoss", built)) => {
+            match padding(walker) {
+                Some(value) => ignored(walker, built, value),
+                None => head_size(walker, m, scope, argument(call, "input", Some(0))?),
+            }
+        }
         Some(Object::LibraryInstance("torch", class @ ("Embedding" | "EmbeddingBag"), built)) => {
             // Of two tables on the line, not one provably of another size than the bound.
-            if let (Some(bound), Some(size)) = (walker.query.bad.bound, argument(built.call, "num_embeddings", Some(0))) {
+            if let (Some(bound), Some(size)) =
+                (walker.query.bad.bound, argument(built.call, "num_embeddings", Some(0)))
+            {
                 let probe = cursor(built.m, built.scope, size);
                 if walker.constant(&probe, size).is_some_and(|s| s != bound) {
                     return None;
@@ -219,13 +259,32 @@ fn call_size<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, cal
 fn is_index_op(name: &str) -> bool {
     matches!(
         name,
-        "index_add" | "index_add_" | "index_copy" | "index_copy_" | "index_fill" | "index_fill_" | "index_select"
-            | "gather" | "scatter" | "scatter_" | "scatter_add" | "scatter_add_" | "index_put" | "index_put_" | "take"
+        "index_add"
+            | "index_add_"
+            | "index_copy"
+            | "index_copy_"
+            | "index_fill"
+            | "index_fill_"
+            | "index_select"
+            | "gather"
+            | "scatter"
+            | "scatter_"
+            | "scatter_add"
+            | "scatter_add_"
+            | "index_put"
+            | "index_put_"
+            | "take"
     )
 }
 
 /// The size of an indexed tensor along `dim`, where a creator (`torch.zeros(n, …)`) made it.
-fn created_size<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, tensor: &'a Expr, dim: Option<f64>) -> Option<Outcome<'a>> {
+fn created_size<'a>(
+    walker: &Walker<'_, 'a>,
+    m: &'a Module<'a>,
+    scope: ScopeId,
+    tensor: &'a Expr,
+    dim: Option<f64>,
+) -> Option<Outcome<'a>> {
     let Expr::Name(name) = tensor else { return None };
     let (s, binding) = m.sem.lookup(scope, name.id.as_str(), name.range.start())?;
     let crate::semantic::Bound::Value(Expr::Call(creator)) = &binding.value else { return None };
@@ -242,7 +301,10 @@ fn created_size<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, 
     };
     let size = *sizes.get(dim)?;
     let text = made::text_of(m.file.text(), &Expr::Call(creator.clone()));
-    let note = format!("`{text}` made the indexed tensor: {} rows along dimension {dim}", made::text_of(m.file.text(), size));
+    let note = format!(
+        "`{text}` made the indexed tensor: {} rows along dimension {dim}",
+        made::text_of(m.file.text(), size)
+    );
     let draft = walker.draft(m, creator.start(), Role::Sized, note);
     if made::number(size).is_some() {
         return Some(Outcome::Made(vec![draft], Values::Unknown));
@@ -252,9 +314,16 @@ fn created_size<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, 
 
 /// The size trail of the layer that makes a loss's input: its model's last layer, built
 /// with the number of classes.
-fn head_size<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, input: &'a Expr) -> Option<Outcome<'a>> {
+fn head_size<'a>(
+    walker: &Walker<'_, 'a>,
+    m: &'a Module<'a>,
+    scope: ScopeId,
+    input: &'a Expr,
+) -> Option<Outcome<'a>> {
     let (hm, hscope, ctor, class) = head(walker, m, scope, input, 0)?;
-    let size = argument(ctor, "out_features", Some(1)).and_then(|a| walker.constant(&cursor(hm, hscope, a), a)).map(|v| v as i64);
+    let size = argument(ctor, "out_features", Some(1))
+        .and_then(|a| walker.constant(&cursor(hm, hscope, a), a))
+        .map(|v| v as i64);
     let need = walker
         .query
         .bad
@@ -270,7 +339,13 @@ fn head_size<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, inp
 
 /// The layer that makes `expr`'s scores: through names, a model's `forward`, the last
 /// layer of a Sequential, softmax and device moves.
-fn head<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, expr: &'a Expr, depth: u32) -> Option<(&'a Module<'a>, ScopeId, &'a ast::ExprCall, &'static str)> {
+fn head<'a>(
+    walker: &Walker<'_, 'a>,
+    m: &'a Module<'a>,
+    scope: ScopeId,
+    expr: &'a Expr,
+    depth: u32,
+) -> Option<(&'a Module<'a>, ScopeId, &'a ast::ExprCall, &'static str)> {
     if depth > 12 {
         return None;
     }
@@ -283,7 +358,9 @@ fn head<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, expr: &'
             }
         }
         Expr::Call(call) => match walker.project.resolve(m, scope, &call.func) {
-            Some(Object::LibraryInstance(_, _, built)) => layer_head(walker, built.m, built.scope, &call.func, depth + 1),
+            Some(Object::LibraryInstance(_, _, built)) => {
+                layer_head(walker, built.m, built.scope, &call.func, depth + 1)
+            }
             Some(Object::Instance(cm, class, _)) => {
                 let (fm, forward) = walker.project.method_of(cm, class, "forward")?;
                 match fm.sem.returns.get(&forward)?.as_slice() {
@@ -291,9 +368,23 @@ fn head<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, expr: &'
                     _ => None,
                 }
             }
-            Some(Object::Api(_, "log_softmax" | "softmax")) => head(walker, m, scope, call.arguments.args.first()?, depth + 1),
+            Some(Object::Api(_, "log_softmax" | "softmax")) => {
+                head(walker, m, scope, call.arguments.args.first()?, depth + 1)
+            }
             None => match &*call.func {
-                Expr::Attribute(a) if matches!(a.attr.as_str(), "log_softmax" | "softmax" | "float" | "to" | "cuda" | "squeeze" | "transpose" | "permute") => {
+                Expr::Attribute(a)
+                    if matches!(
+                        a.attr.as_str(),
+                        "log_softmax"
+                            | "softmax"
+                            | "float"
+                            | "to"
+                            | "cuda"
+                            | "squeeze"
+                            | "transpose"
+                            | "permute"
+                    ) =>
+                {
                     head(walker, m, scope, &a.value, depth + 1)
                 }
                 _ => None,
@@ -305,12 +396,22 @@ fn head<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, expr: &'
 }
 
 /// The linear or convolution layer a module expression is, or ends with.
-fn layer_head<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, layer: &'a Expr, depth: u32) -> Option<(&'a Module<'a>, ScopeId, &'a ast::ExprCall, &'static str)> {
+fn layer_head<'a>(
+    walker: &Walker<'_, 'a>,
+    m: &'a Module<'a>,
+    scope: ScopeId,
+    layer: &'a Expr,
+    depth: u32,
+) -> Option<(&'a Module<'a>, ScopeId, &'a ast::ExprCall, &'static str)> {
     if depth > 12 {
         return None;
     }
-    let Some(Object::LibraryInstance(_, class, built)) = walker.project.resolve(m, scope, layer) else { return None };
-    if let Some(c) = ["Linear", "LazyLinear", "Bilinear", "Conv1d", "Conv2d", "Conv3d"].into_iter().find(|c| *c == class) {
+    let Some(Object::LibraryInstance(_, class, built)) = walker.project.resolve(m, scope, layer) else {
+        return None;
+    };
+    if let Some(c) =
+        ["Linear", "LazyLinear", "Bilinear", "Conv1d", "Conv2d", "Conv3d"].into_iter().find(|c| *c == class)
+    {
         return Some((built.m, built.scope, built.call, c));
     }
     if class == "Sequential" {
@@ -319,7 +420,22 @@ fn layer_head<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: ScopeId, la
             return None;
         }
         let last = args.iter().rev().find(|l| {
-            !matches!(walker.project.resolve(built.m, built.scope, l), Some(Object::LibraryInstance(_, "Dropout" | "Identity" | "Flatten" | "ReLU" | "Softmax" | "LogSoftmax" | "Sigmoid" | "Tanh" | "GELU", _)))
+            !matches!(
+                walker.project.resolve(built.m, built.scope, l),
+                Some(Object::LibraryInstance(
+                    _,
+                    "Dropout"
+                        | "Identity"
+                        | "Flatten"
+                        | "ReLU"
+                        | "Softmax"
+                        | "LogSoftmax"
+                        | "Sigmoid"
+                        | "Tanh"
+                        | "GELU",
+                    _
+                ))
+            )
         })?;
         return layer_head(walker, built.m, built.scope, last, depth + 1);
     }
@@ -344,7 +460,10 @@ fn ignored<'a>(walker: &Walker<'_, 'a>, built: super::resolve::Built<'a>, value:
     }
     let text = made::text_of(built.m.file.text(), &Expr::Call(built.call.clone()));
     let set = ignore.map_or("-100 (the default)".to_string(), |i| made::text_of(built.m.file.text(), i));
-    let note = format!("`{text}` built here: it skips targets equal to ignore_index = {set}, not {}", made::show(*value));
+    let note = format!(
+        "`{text}` built here: it skips targets equal to ignore_index = {set}, not {}",
+        made::show(*value)
+    );
     Some(Outcome::Made(vec![walker.draft(built.m, built.call.start(), Role::Sized, note)], Values::Unknown))
 }
 
@@ -361,7 +480,10 @@ pub fn wanted_fact(walker: &Walker<'_, '_>, starts: &[Start<'_>]) -> Facts {
     let Some(start) = starts.first() else { return Facts::NONE };
     let cur = start.cursor();
     let facts = cur.m.flow.facts(cur.expr, cur.scope);
-    [Facts::ONE_HOT, Facts::COLUMN, Facts::FLOAT, Facts::INT32].into_iter().find(|f| mask.has(*f) && facts.has(*f)).unwrap_or(Facts::NONE)
+    [Facts::ONE_HOT, Facts::COLUMN, Facts::FLOAT, Facts::INT32]
+        .into_iter()
+        .find(|f| mask.has(*f) && facts.has(*f))
+        .unwrap_or(Facts::NONE)
 }
 
 /// Where a shape or dtype trail's fact was made: a call or subscript whose value has it

@@ -29,9 +29,21 @@ impl<'a> Start<'a> {
 }
 
 /// The cursors of the operand on `frame`'s line, or why there is none.
-pub fn operand<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, frame: &Frame) -> Result<Vec<Start<'a>>, Draft<'a>> {
+pub fn operand<'a>(
+    walker: &Walker<'_, 'a>,
+    m: &'a Module<'a>,
+    frame: &Frame,
+) -> Result<Vec<Start<'a>>, Draft<'a>> {
     let offset = line_offset(m, frame.line);
-    let fail = |note: String| Draft { m, at: offset, role: Role::Move, note, confirmed: false, observed: false, chain: walker.chain };
+    let fail = |note: String| Draft {
+        m,
+        at: offset,
+        role: Role::Move,
+        note,
+        confirmed: false,
+        observed: false,
+        chain: walker.chain,
+    };
     if frame.line == 0 || m.file.line_span(frame.line).is_empty() {
         return Err(fail(format!("line {} is not in {}", frame.line, m.display)));
     }
@@ -85,7 +97,9 @@ fn holder_path(holder: &str) -> Option<(&str, Vec<Sel>)> {
         let key = inner[..close].trim();
         let sel = if let Ok(i) = key.parse::<i64>() {
             Sel::Index(i)
-        } else if key.len() >= 2 && (key.starts_with('"') && key.ends_with('"') || key.starts_with('\'') && key.ends_with('\'')) {
+        } else if key.len() >= 2
+            && (key.starts_with('"') && key.ends_with('"') || key.starts_with('\'') && key.ends_with('\''))
+        {
             Sel::Key(key[1..key.len() - 1].to_string())
         } else {
             return None;
@@ -143,7 +157,13 @@ fn anchor(stmt: &Stmt) -> Option<&Expr> {
 
 /// The arguments of the op's calls on the line that hold the refused parameter; of a
 /// table's calls, those of a table of the size the values broke.
-fn op_arguments<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: usize, stmt: &'a Stmt, marked: Option<ruff_text_size::TextRange>) -> Vec<&'a Expr> {
+fn op_arguments<'a>(
+    walker: &Walker<'_, 'a>,
+    m: &'a Module<'a>,
+    scope: usize,
+    stmt: &'a Stmt,
+    marked: Option<ruff_text_size::TextRange>,
+) -> Vec<&'a Expr> {
     let operand = &walker.query.operand;
     let named_op = operand.op.as_deref().and_then(ops::op);
     let parameter = operand.parameter.as_deref();
@@ -166,7 +186,10 @@ fn op_arguments<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: usize, st
         return found.into_iter().map(|(e, _)| e).collect();
     }
     // Indexing: `x[idx]`, the index refused.
-    let indexing = operand.op.as_deref().is_none_or(|o| matches!(o, "index" | "index_select" | "__getitem__" | "getitem"))
+    let indexing = operand
+        .op
+        .as_deref()
+        .is_none_or(|o| matches!(o, "index" | "index_select" | "__getitem__" | "getitem"))
         && parameter.is_none_or(|p| ops::same_parameter(p, "index"));
     if indexing {
         return index_in(stmt).into_iter().collect();
@@ -175,11 +198,19 @@ fn op_arguments<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: usize, st
 }
 
 /// The size of the table a module call looks up in (`nn.Embedding(32, …)` gives 32).
-fn table_size<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: usize, call: &'a ast::ExprCall) -> Option<f64> {
-    let Some(Object::LibraryInstance(_, class, built)) = walker.project.resolve(m, scope, &call.func) else { return None };
+fn table_size<'a>(
+    walker: &Walker<'_, 'a>,
+    m: &'a Module<'a>,
+    scope: usize,
+    call: &'a ast::ExprCall,
+) -> Option<f64> {
+    let Some(Object::LibraryInstance(_, class, built)) = walker.project.resolve(m, scope, &call.func) else {
+        return None;
+    };
     let (name, position) = super::size::size_argument(class)?;
     let size = argument(built.call, name, Some(position))?;
-    let probe = Cursor { m: built.m, scope: built.scope, expr: size, path: Vec::new(), env: Default::default() };
+    let probe =
+        Cursor { m: built.m, scope: built.scope, expr: size, path: Vec::new(), env: Default::default() };
     walker.constant(&probe, size)
 }
 
@@ -191,7 +222,13 @@ enum Form {
 }
 
 /// Whether a call runs an op (the named one, or any the table knows), and in which form.
-fn call_form<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: usize, call: &'a ast::ExprCall, named: Option<&'static Op>) -> Option<(&'static Op, Form)> {
+fn call_form<'a>(
+    walker: &Walker<'_, 'a>,
+    m: &'a Module<'a>,
+    scope: usize,
+    call: &'a ast::ExprCall,
+    named: Option<&'static Op>,
+) -> Option<(&'static Op, Form)> {
     let fits = |op: &'static Op| named.is_none_or(|n| std::ptr::eq(n, op) || same_family(n, op));
     match walker.project.resolve(m, scope, &call.func) {
         Some(Object::Api("torch", name)) => ops::op(name).filter(|o| fits(o)).map(|o| (o, Form::Functional)),
@@ -202,7 +239,9 @@ fn call_form<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: usize, call:
             // `nn.Sequential(nn.Embedding(…), …)(ids)`: the first layer runs on the input.
             if class == "Sequential" {
                 let first = built.call.arguments.args.first()?;
-                if let Some(Object::LibraryInstance("torch", inner, _)) = walker.project.resolve(built.m, built.scope, first) {
+                if let Some(Object::LibraryInstance("torch", inner, _)) =
+                    walker.project.resolve(built.m, built.scope, first)
+                {
                     let op = ops::OPS.iter().find(|o| o.modules.contains(&inner) && fits(o))?;
                     return Some((op, Form::Module));
                 }
@@ -211,7 +250,9 @@ fn call_form<'a>(walker: &Walker<'_, 'a>, m: &'a Module<'a>, scope: usize, call:
         }
         Some(_) => None,
         None => match &*call.func {
-            Expr::Attribute(attr) => ops::op(attr.attr.as_str()).filter(|o| fits(o)).map(|o| (o, Form::Method)),
+            Expr::Attribute(attr) => {
+                ops::op(attr.attr.as_str()).filter(|o| fits(o)).map(|o| (o, Form::Method))
+            }
             _ => None,
         },
     }
@@ -229,7 +270,13 @@ fn default_parameter(op: &Op) -> Option<&'static str> {
     ["target", "targets", "index", "indices", "tensor", "input"].into_iter().find(|p| op.params.contains(p))
 }
 
-fn argument_of<'a>(op: &Op, form: Form, call: &'a ast::ExprCall, parameter: &str, position: Option<usize>) -> Option<&'a Expr> {
+fn argument_of<'a>(
+    op: &Op,
+    form: Form,
+    call: &'a ast::ExprCall,
+    parameter: &str,
+    position: Option<usize>,
+) -> Option<&'a Expr> {
     let name = op.params.iter().find(|p| ops::same_parameter(p, parameter)).copied().unwrap_or(parameter);
     let functional = op.position(parameter).or(position);
     match form {
@@ -254,7 +301,12 @@ fn index_in(stmt: &Stmt) -> Option<&Expr> {
                 return;
             }
             if let Expr::Subscript(sub) = expr {
-                if sub.ctx.is_load() && !matches!(&*sub.slice, Expr::Slice(_) | Expr::NumberLiteral(_) | Expr::StringLiteral(_) | Expr::Tuple(_)) {
+                if sub.ctx.is_load()
+                    && !matches!(
+                        &*sub.slice,
+                        Expr::Slice(_) | Expr::NumberLiteral(_) | Expr::StringLiteral(_) | Expr::Tuple(_)
+                    )
+                {
                     self.0 = Some(&sub.slice);
                     return;
                 }

@@ -37,7 +37,10 @@ impl Project {
 
     pub fn query(&self, frames: &[(&str, usize)], op: &str, parameter: &str, bad: &[f64]) -> Query {
         Query {
-            frames: frames.iter().map(|(f, l)| Frame { file: self.path(f), line: *l, function: None, columns: None }).collect(),
+            frames: frames
+                .iter()
+                .map(|(f, l)| Frame { file: self.path(f), line: *l, function: None, columns: None })
+                .collect(),
             operand: Operand {
                 op: Some(op.to_string()).filter(|o| !o.is_empty()),
                 parameter: Some(parameter.to_string()).filter(|p| !p.is_empty()),
