@@ -216,13 +216,12 @@ impl<'p, 'a> Walker<'p, 'a> {
         method: bool,
     ) {
         let Some(def) = fm.sem.function(fs) else { return };
-        let init = def.name.as_str() == "__init__";
         for (index, param) in def.parameters.iter_non_variadic_params().enumerate() {
             if method && index == 0 {
                 continue;
             }
             let name = param.parameter.name.as_str();
-            let position = param_position(call, index, method, init);
+            let position = param_position(index, method);
             let Some(arg) = argument(call, name, position) else { continue };
             let to = Cursor { expr: arg, path: Vec::new(), ..caller.clone() };
             env.push(Alias {
@@ -391,8 +390,7 @@ fn stored_callable(m: &Module<'_>, scope: ScopeId, attr: &ast::ExprAttribute) ->
 
 /// The position of parameter `index` (counting `self`) among a call's positional
 /// arguments: a method's call does not pass `self`, nor a class's call its `__init__`'s.
-pub fn param_position(call: &ast::ExprCall, index: usize, method: bool, _init: bool) -> Option<usize> {
-    let _ = call;
+pub fn param_position(index: usize, method: bool) -> Option<usize> {
     if method {
         index.checked_sub(1)
     } else {

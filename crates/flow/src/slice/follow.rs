@@ -362,7 +362,7 @@ impl<'p, 'a> Walker<'p, 'a> {
         if self.want == Facts::NONE || (self.chain == Chain::Shape && !cur.path.is_empty()) {
             return None;
         }
-        super::size::fact_made(self, cur)
+        super::shapes::fact_made(self, cur)
     }
 }
 

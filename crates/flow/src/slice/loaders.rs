@@ -9,7 +9,7 @@ use super::project::Module;
 use super::resolve::{Built, Object};
 use super::Role;
 use crate::semantic::{argument, ClassId};
-use ruff_python_ast::{self as ast, Expr};
+use ruff_python_ast as ast;
 use ruff_text_size::Ranged;
 use std::rc::Rc;
 
@@ -152,11 +152,7 @@ impl<'p, 'a> Walker<'p, 'a> {
         let class_name = cm.sem.classes[class].def.name.to_string();
         let seen = &self.query.observed.datasets;
         let runtime_names = !seen.is_empty() && seen.iter().any(|(c, _, _)| *c == class_name);
-        if !seen.is_empty()
-            && !runtime_names
-            && seen.iter().any(|(_, f, _)| f.is_some())
-            && !self.wraps(cm, class)
-        {
+        if !seen.is_empty() && !runtime_names && seen.iter().any(|(_, f, _)| f.is_some()) {
             return Outcome::Dead;
         }
         let Some((gm, getitem)) = self.project.method_of(cm, class, "__getitem__") else {
@@ -180,12 +176,6 @@ impl<'p, 'a> Walker<'p, 'a> {
         outcome
     }
 
-    /// Whether a class wraps another dataset (its `__getitem__` indexes an attribute set
-    /// from a parameter): the runtime chain may name only the class inside.
-    fn wraps(&self, _cm: &'a Module<'a>, _class: ClassId) -> bool {
-        false
-    }
-
     /// `__getitem__`'s callers' view: `dataset[i]` of a user dataset, `xs[i]` of a list.
     pub fn sample_subscript(&self, cur: &Cursor<'a>, sub: &'a ast::ExprSubscript) -> Option<Outcome<'a>> {
         let Some(Object::Instance(cm, class, built)) = self.project.resolve(cur.m, cur.scope, &sub.value)
@@ -195,7 +185,6 @@ impl<'p, 'a> Walker<'p, 'a> {
         self.project.method_of(cm, class, "__getitem__")?;
         let mut path = vec![Sel::Sample];
         path.extend(cur.path.iter().cloned());
-        let _ = Expr::is_call_expr;
         Some(self.sample_of_class(cur, cm, class, built, path, false))
     }
 }

@@ -18,6 +18,7 @@
 //! that gives the bad one; [`ops`] knows where an op's operand sits in a call.
 
 mod access;
+mod attributes;
 mod calls;
 mod follow;
 pub mod index;
@@ -25,12 +26,14 @@ mod library;
 mod literals;
 mod loaders;
 mod made;
+mod mutations;
 mod names;
 pub mod ops;
 mod params;
 pub mod project;
 mod resolve;
 mod rows;
+mod shapes;
 mod size;
 mod start;
 mod trail;

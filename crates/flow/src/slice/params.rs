@@ -51,8 +51,7 @@ impl<'p, 'a> Walker<'p, 'a> {
         let mut candidates: Vec<(Option<Draft<'a>>, Cursor<'a>)> = Vec::new();
         let mut missing = false;
         for (cm, cscope, call) in &calls {
-            let position =
-                super::calls::param_position(call, index, class.is_some(), def.name.as_str() == "__init__");
+            let position = super::calls::param_position(index, class.is_some());
             match crate::semantic::argument(call, param, position) {
                 Some(arg) => {
                     let note = format!("passed as `{param}` to `{function}`");
@@ -154,7 +153,7 @@ impl<'p, 'a> Walker<'p, 'a> {
                 }
             }
         };
-        let position = super::calls::param_position(call, index, method, init);
+        let position = super::calls::param_position(index, method);
         let arg = crate::semantic::argument(call, param, position)?;
         let note = format!("passed as `{param}` to `{function}`");
         let mut draft = self.draft(cm, call.start(), Role::Move, note);

@@ -3,7 +3,7 @@
 //! input; what sets them is a reshape with `-1` in the batch position, a tensor created
 //! with an explicit size (an RNN's initial state), or a DataLoader's batch size.
 
-use super::follow::{Cursor, Outcome, Sel, Walker};
+use super::follow::{Cursor, Outcome, Walker};
 use super::made::{self, Values};
 use super::resolve::Object;
 use super::Role;
@@ -131,7 +131,6 @@ impl<'p, 'a> Walker<'p, 'a> {
         } else {
             format!("`{text}` makes batches of {size} rows, and a last batch of the samples left over (`drop_last=True` drops it)")
         };
-        let _ = Sel::Iter;
         self.made(cur, call.start(), note, Values::Unknown)
     }
 }

@@ -17,7 +17,7 @@ pub fn value_trail(project: &Project<'_>, query: &Query) -> Trail {
         Ok(starts) => starts,
         Err(end) => return Trail { steps: Vec::new(), end: Some(located(&end, frame)) },
     };
-    walker.want = super::size::wanted_fact(&walker, &starts);
+    walker.want = super::shapes::wanted_fact(&walker, &starts);
     let first = starts[0].cursor().clone();
     let at = first.expr.start();
     let outcomes: Vec<Outcome<'_>> = starts
