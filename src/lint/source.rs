@@ -6,6 +6,7 @@ pub use assertscope_flow::source::SourceFile;
 use ruff_text_size::TextRange;
 
 /// A finding of rule `code` at `range` of `parsed`, located for people and tools.
+#[allow(clippy::too_many_arguments)]
 pub fn locate(
     parsed: &SourceFile,
     path: &str,

@@ -94,8 +94,11 @@ const CASES: &[Case] = &[
 /// The size of the table the values broke, as the guard reports it.
 const BOUNDS: &[(&str, f64)] = &[("positions_from_one.py", 32.0), ("long_sequence.py", 100.0)];
 
+/// The size the runtime saw a module built with, and what the data needs.
+type Sizes = (Option<i64>, Option<i64>);
+
 /// The size the runtime saw the module built with.
-const SIZES: &[(&str, (Option<i64>, Option<i64>))] = &[
+const SIZES: &[(&str, Sizes)] = &[
     ("late_cohort.py", (Some(6), Some(7))),
     ("num_classes_from_max.py", (Some(6), Some(7))),
     ("stale_class_list.py", (Some(4), Some(6))),

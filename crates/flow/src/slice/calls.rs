@@ -179,7 +179,7 @@ impl<'p, 'a> Walker<'p, 'a> {
                     let draft = self.draft(fm, value.start(), Role::Move, format!("yielded by `{function}`"));
                     (
                         Some(draft),
-                        Cursor { m: fm, scope: fs, expr: *value, path: rest.clone(), env: env.clone() },
+                        Cursor { m: fm, scope: fs, expr: value, path: rest.clone(), env: env.clone() },
                     )
                 })
                 .collect();
@@ -198,7 +198,7 @@ impl<'p, 'a> Walker<'p, 'a> {
                 let draft = self.draft(fm, ret.start(), Role::Move, format!("returned by `{function}`"));
                 (
                     Some(draft),
-                    Cursor { m: fm, scope: fs, expr: *ret, path: cur.path.clone(), env: env.clone() },
+                    Cursor { m: fm, scope: fs, expr: ret, path: cur.path.clone(), env: env.clone() },
                 )
             })
             .collect();

@@ -272,7 +272,7 @@ pub fn frame_range(m: &Module<'_>, frame: &super::Frame) -> Option<TextRange> {
 }
 
 /// Of several calls, those the range marks (the call it is, or calls inside it).
-pub fn marked<'c>(calls: Vec<&'c ast::ExprCall>, range: Option<TextRange>) -> Vec<&'c ast::ExprCall> {
+pub fn marked(calls: Vec<&ast::ExprCall>, range: Option<TextRange>) -> Vec<&ast::ExprCall> {
     let Some(range) = range else { return calls };
     let inside: Vec<&ast::ExprCall> =
         calls.iter().copied().filter(|c| range.contains_range(c.range())).collect();
