@@ -30,6 +30,8 @@ pub enum Command {
     Scan(commands::scan::ScanArgs),
     /// Check training code for the classic causes of device-side asserts
     Lint(commands::lint::LintArgs),
+    /// Trace a guard report's bad value back to the line that made it
+    Origin(commands::origin::OriginArgs),
     /// Report the Python, PyTorch, CUDA and GPU environment
     Doctor(commands::doctor::DoctorArgs),
     /// List every known cause and lint rule, or explain one (like `rustc --explain`)
@@ -45,6 +47,7 @@ impl Command {
             Command::Check(args) => commands::check::execute(args),
             Command::Scan(args) => commands::scan::execute(args),
             Command::Lint(args) => commands::lint::execute(args),
+            Command::Origin(args) => commands::origin::execute(args),
             Command::Doctor(args) => commands::doctor::execute(args),
             Command::Rules(args) => commands::rules::execute(args),
         }

@@ -19,8 +19,8 @@ pub mod env {
     /// The run a guard report belongs to: `run` ignores reports of other runs in a reused
     /// report directory.
     pub const RUN_ID: &str = "ASSERTSCOPE_RUN_ID";
-    /// The assertscope binary itself: a guard that writes no report for `run` calls its
-    /// `origin` command on the error path, and finds it here first.
+    /// This binary's path: where the guard finds `assertscope origin` when it traces its
+    /// own report (without `run`, it looks on PATH and beside `sys.executable`).
     pub const BIN: &str = "ASSERTSCOPE_BIN";
 }
 

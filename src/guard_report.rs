@@ -23,6 +23,10 @@ pub struct GuardReport {
     #[serde(default)]
     pub argv: Vec<String>,
     pub diagnosis: Diagnosis,
+    /// Facts the guard gathered in the failing process for the origin of the bad value
+    /// (the user's frames, the dataset's indices, lines the value was seen on…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<crate::origin::runtime::Runtime>,
 }
 
 impl GuardReport {

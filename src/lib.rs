@@ -23,6 +23,7 @@ pub mod guard_report;
 pub mod kb;
 pub mod lint;
 pub mod log;
+pub mod origin;
 pub mod progress;
 pub mod pyembed;
 pub mod render;

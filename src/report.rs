@@ -57,25 +57,57 @@ pub struct Diagnosis {
     #[serde(default)]
     pub fix: String,
     pub checklist_step: Option<u8>,
-    /// Where the bad value or the size it broke came from, beside `location` (where it
-    /// was used): the data, the module, or the call of the asserting op.
+    /// Where the bad value came from, beside `location` (where it was used): the proved
+    /// steps back from the refused value to the statement that computed it (the last,
+    /// role `made`), and those of the size it broke (chain `size`); for `explain`, also
+    /// the call of the asserting op that ran before the line where the error surfaced.
     #[serde(default)]
     pub origin: Vec<OriginLocation>,
+    /// Where the trail of `origin` stops before a `made` step, and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin_end: Option<OriginEnd>,
+    /// The indices of the bad samples in the DataLoader's dataset (also in
+    /// `values.dataset_indices`, for readers of the older field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset_indices: Option<Vec<i64>>,
 }
 
-/// An origin location: a `Location` with the part it played.
+/// One step of an origin: a `Location` with the part it played.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct OriginLocation {
     pub file: String,
     pub line: Option<u64>,
     pub function: Option<String>,
     pub code: Option<String>,
-    /// `data` (made the bad value), `module` (set the size it broke) or `call` (the
-    /// asserting op's call, when the error surfaced later).
+    /// `move`, `unpack`, `read`, `store` (the value passed through), `made` (computed
+    /// here), `sized` (a module built with the size the data broke), or `call` (the
+    /// asserting op's call, when the error surfaced later). Guards before the proved
+    /// origin wrote `data` and `module`.
     pub role: String,
-    /// One line: what was made or set here.
+    /// What the step follows: `value` (the bad values), `size` (the size they broke),
+    /// `shape` or `dtype`; none for a `call`.
+    #[serde(default)]
+    pub chain: Option<String>,
+    /// One line: what happened to the value here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// A runtime fact confirms the step: the failing call's stack ran the line, the bad
+    /// value was seen on it, or a live read of what it reads holds the bad value.
+    #[serde(default)]
+    pub confirmed: bool,
+}
+
+/// Where an origin's trail stops before the statement that made the value.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct OriginEnd {
+    pub file: String,
+    pub line: Option<u64>,
+    #[serde(default)]
+    pub function: Option<String>,
+    pub code: Option<String>,
+    /// Where the trail ends and why ("traced to `self.labels` in `ReviewDataset.__init__`;
+    /// not followed further").
+    pub note: String,
 }
 
 impl OriginLocation {

@@ -91,6 +91,8 @@ pub fn from_kb(
         fix: cause.fix.clone(),
         checklist_step: cause.checklist_step(),
         origin: Vec::new(),
+        origin_end: None,
+        dataset_indices: None,
     }
 }
 

@@ -4,6 +4,7 @@ pub mod check;
 pub mod doctor;
 pub mod explain;
 pub mod lint;
+pub mod origin;
 pub mod rules;
 pub mod run;
 pub mod scan;

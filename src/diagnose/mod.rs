@@ -92,6 +92,7 @@ pub fn diagnose_job(scans: &[LogScan], reports: &[GuardReport]) -> Report {
     let Some((first, rest)) = ordered.split_first() else { return from_log };
     let mut report = Report::default();
     let mut root = first.diagnosis.clone();
+    crate::origin::trace(&mut root, first.runtime.as_ref(), &[]);
     root.rank = root.rank.or(first.rank);
     let root_rank = root.rank;
     report.diagnoses.push(root);
@@ -670,7 +671,46 @@ fn build_diagnosis(
     };
     read_rest_of_log(scans, key, root, &mut draft);
     compiled_code(&scans[si], root, &mut draft);
-    write_up(kb, root, draft, location, key.rank())
+    let mut diagnosis = write_up(kb, root, draft, location, key.rank());
+    if let Some((_, tb)) = surfaced {
+        origin_from_source(&mut diagnosis, tb);
+    }
+    diagnosis
+}
+
+/// Whether the file's line on disk is the code the traceback printed (so its `^^^` columns
+/// hold for it).
+fn same_code(file: &str, line: usize, code: Option<&str>) -> bool {
+    let on_disk = crate::diagnostic::read_line(std::path::Path::new(file), line as u64);
+    code.is_some_and(|c| on_disk.is_some_and(|d| d.trim() == c.trim()))
+}
+
+/// With the traceback's user files on disk, the proved origin of the bad value, traced
+/// from the user's innermost frame (or from the asserting op's call found before the line
+/// where an asynchronous error surfaced).
+fn origin_from_source(diagnosis: &mut Diagnosis, tb: &Traceback) {
+    let mut frames: Vec<assertscope_flow::slice::Frame> = frames::innermost_first(tb)
+        .into_iter()
+        .filter(|f| frames::origin(&f.file) == frames::Origin::User)
+        .filter_map(|f| {
+            let line = usize::try_from(f.line?).ok()?;
+            Some(assertscope_flow::slice::Frame {
+                file: f.file.clone().into(),
+                line,
+                function: f.function.clone(),
+                columns: f.carets.filter(|_| same_code(&f.file, line, f.code.as_deref())),
+            })
+        })
+        .collect();
+    let Some(first) = frames.first_mut() else { return };
+    if !first.file.is_file() {
+        return;
+    }
+    if let Some(call) = diagnosis.origin.iter().find(|o| o.role == "call").and_then(|o| o.line) {
+        first.line = call as usize;
+        first.columns = None;
+    }
+    crate::origin::trace(diagnosis, None, &frames);
 }
 
 /// The error itself as evidence, and what the assertion's site and a synchronous
@@ -873,6 +913,8 @@ fn write_up(
         fix,
         checklist_step: cause.checklist_step(),
         origin,
+        origin_end: None,
+        dataset_indices: None,
     }
 }
 

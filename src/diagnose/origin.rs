@@ -53,7 +53,9 @@ pub fn call_before(
         function: Some(function),
         code: Some(lines[found].trim().to_string()),
         role: "call".into(),
+        chain: None,
         note: Some(format!("{what} that ran before the line where the error surfaced")),
+        confirmed: false,
     })
 }
 

@@ -3,21 +3,23 @@
 //!
 //! The pipeline for one file: [`source`] parses it with Ruff's error-resilient parser (a
 //! syntax error is reported and the rest of the file still checked), [`semantic`] records
-//! what the module binds, [`flow`] traces values through it, and each rule in [`rules`]
+//! what the module binds, [`flow`] traces values through it (both from the crate
+//! `assertscope-flow`), and each rule in [`rules`]
 //! reports [`Violation`]s, minus those a `# noqa` comment ([`noqa`]) suppresses. [`walk`]
 //! finds the files in parallel, honouring `.gitignore`; [`output`] renders text, JSON or
 //! SARIF.
 
-pub mod flow;
-pub mod imports;
 mod losses;
 pub mod noqa;
 pub mod output;
 pub mod rules;
 pub mod selection;
-pub mod semantic;
 pub mod source;
 pub mod walk;
+
+// The flow engine is the crate `assertscope-flow`, shared with the origin analysis.
+pub use assertscope_flow::{flow, imports, semantic, summary};
+pub use assertscope_flow::{Evidence, Place, Related};
 
 use ruff_text_size::TextRange;
 use serde::Serialize;
@@ -83,38 +85,6 @@ pub struct Violation {
     pub related: Vec<Related>,
 }
 
-/// One secondary span of a finding.
-#[derive(Debug, Clone, Serialize)]
-pub struct Related {
-    /// The file: the finding's own, or a local module it imports.
-    pub path: String,
-    pub line: usize,
-    pub column: usize,
-    pub end_line: usize,
-    pub end_column: usize,
-    pub label: String,
-    /// The source line of the start, as for [`Violation`].
-    #[serde(skip)]
-    pub source_line: String,
-    #[serde(skip)]
-    pub source_line_start: usize,
-}
-
-/// Where a piece of evidence is: a range of the file being linted, or a place already
-/// located in another file (a local module the file imports).
-#[derive(Debug, Clone)]
-pub enum Place {
-    Here(TextRange),
-    Elsewhere(Related),
-}
-
-/// One step of a finding's evidence chain, before it is located.
-#[derive(Debug, Clone)]
-pub struct Evidence {
-    pub place: Place,
-    pub label: String,
-}
-
 /// What rules report, before it is located.
 #[derive(Debug, Clone)]
 pub struct Diagnostic {
@@ -163,7 +133,7 @@ impl Checker<'_> {
 
 /// Lints one file's text. `path` is only used to label the findings.
 pub fn lint_source(path: &str, text: &str, selection: &Selection) -> Vec<Violation> {
-    lint_source_with(path, text, selection, &imports::NoImports)
+    lint_source_with(path, text, selection, &summary::NoImports)
 }
 
 /// Lints one file's text, following its imports of local modules through `imports`.
@@ -171,13 +141,13 @@ pub fn lint_source_with(
     path: &str,
     text: &str,
     selection: &Selection,
-    imports: &dyn imports::Resolver,
+    imports: &dyn summary::Resolver,
 ) -> Vec<Violation> {
     let parsed = source::SourceFile::parse(text);
     let mut findings: Vec<Violation> = parsed
         .syntax_errors()
         .map(|(range, message)| {
-            parsed.locate(path, SYNTAX_ERROR, Severity::Error, range, message, None, None)
+            source::locate(&parsed, path, SYNTAX_ERROR, Severity::Error, range, message, None, None)
         })
         .collect();
     let active: Vec<&rules::Rule> = rules::ALL.iter().filter(|r| selection.selects(r.doc.code)).collect();
@@ -197,7 +167,8 @@ pub fn lint_source_with(
             if noqa.suppresses(parsed.line_of(diagnostic.range.start()), diagnostic.code) {
                 continue;
             }
-            let mut finding = parsed.locate(
+            let mut finding = source::locate(
+                &parsed,
                 path,
                 rule.doc.code,
                 rule.doc.severity,

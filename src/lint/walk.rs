@@ -2,17 +2,12 @@
 //! (as ripgrep does), honouring `.gitignore`, `.ignore` and hidden files; each file is linted
 //! on the thread that found it.
 
-use super::imports::{FileImports, ImportCache};
 use super::{lint_source_with, Selection, Violation};
+use assertscope_flow::imports::{FileImports, ImportCache};
+use assertscope_flow::walk::{describe_io, display};
+pub use assertscope_flow::walk::{Unreadable, MAX_FILE_BYTES};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-
-/// A path that could not be linted, and why.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Unreadable {
-    pub path: String,
-    pub message: String,
-}
 
 #[derive(Debug, Default)]
 pub struct LintRun {
@@ -91,10 +86,6 @@ pub fn lint_paths(paths: &[PathBuf], selection: &Selection, threads: usize) -> L
     outcome
 }
 
-/// The largest file lint reads. Real source files stay far below it; past it the input is
-/// generated data or not Python at all, and reading it whole would only exhaust memory.
-pub const MAX_FILE_BYTES: u64 = 32 << 20;
-
 /// Lints one file: its findings and line count, or why it could not be read.
 pub fn lint_file(
     path: &Path,
@@ -107,72 +98,7 @@ pub fn lint_file(
     Ok((lint_source_with(&display(path), &text, selection, &imports), lines))
 }
 
-/// Reads a regular file of at most [`MAX_FILE_BYTES`] as UTF-8 text. Devices, FIFOs and
-/// sockets (`lint /dev/zero`) are refused before reading: they may never end.
+/// Reads one Python file for lint (see [`assertscope_flow::walk::read_source`]).
 pub fn read_source(path: &Path) -> Result<String, Unreadable> {
-    use std::io::Read;
-    let fail = |message: String| Unreadable { path: display(path), message };
-    let file = std::fs::File::open(path).map_err(|err| fail(describe_io(&err)))?;
-    let metadata = file.metadata().map_err(|err| fail(describe_io(&err)))?;
-    if !metadata.is_file() {
-        return Err(fail(format!("not a regular file ({})", kind_of(&metadata))));
-    }
-    if metadata.len() > MAX_FILE_BYTES {
-        return Err(fail(too_large(metadata.len())));
-    }
-    let mut bytes = Vec::with_capacity(metadata.len() as usize);
-    // The file may grow while it is read: never take more than the limit allows.
-    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|err| fail(describe_io(&err)))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(fail(too_large(bytes.len() as u64)));
-    }
-    String::from_utf8(bytes).map_err(|err| {
-        fail(format!("not UTF-8 text (invalid byte at offset {})", err.utf8_error().valid_up_to()))
-    })
-}
-
-fn too_large(bytes: u64) -> String {
-    format!(
-        "file too large ({:.1} MiB; lint reads Python files up to {} MiB)",
-        bytes as f64 / (1u64 << 20) as f64,
-        MAX_FILE_BYTES >> 20
-    )
-}
-
-fn kind_of(metadata: &std::fs::Metadata) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        let kind = metadata.file_type();
-        if kind.is_char_device() {
-            return "a character device";
-        }
-        if kind.is_block_device() {
-            return "a block device";
-        }
-        if kind.is_fifo() {
-            return "a named pipe";
-        }
-        if kind.is_socket() {
-            return "a socket";
-        }
-    }
-    if metadata.is_dir() {
-        "a directory"
-    } else {
-        "not a file"
-    }
-}
-
-fn display(path: &Path) -> String {
-    let text = path.to_string_lossy();
-    text.strip_prefix("./").unwrap_or(&text).to_string()
-}
-
-fn describe_io(err: &std::io::Error) -> String {
-    match err.kind() {
-        std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-        _ => err.to_string(),
-    }
+    assertscope_flow::walk::read_source(path, "lint")
 }

@@ -23,6 +23,9 @@ pub struct Frame {
     pub line: Option<u64>,
     pub function: Option<String>,
     pub code: Option<String>,
+    /// The part of `code` Python 3.11+ marks with `^^^` (or `~~~^^^`): the expression the
+    /// frame was running, as character offsets `[start, end)` into `code`.
+    pub carets: Option<(usize, usize)>,
     /// Line of the log the frame was read from.
     pub log_line: u64,
 }
@@ -180,6 +183,7 @@ pub fn python_frame(text: &str, log_line: u64) -> Option<Frame> {
         line: c["line"].parse().ok(),
         function: c.name("func").map(|m| m.as_str().trim().to_string()),
         code: None,
+        carets: None,
         log_line,
     })
 }
@@ -259,6 +263,8 @@ pub struct Builder {
     /// The first unindented line that was not an exception line: the exception when the
     /// traceback ends without one.
     tentative: Option<ExceptionText>,
+    /// How far the last frame's code line was indented, to place its `^^^` line.
+    code_indent: usize,
 }
 
 impl Builder {
@@ -269,6 +275,7 @@ impl Builder {
             nested: None,
             strays: 0,
             tentative: None,
+            code_indent: 0,
         }
     }
 
@@ -361,6 +368,7 @@ impl Builder {
             return Fed::EndedBefore(self.take());
         }
         if is_marker_line(trimmed) {
+            self.note_carets(text, log_line);
             return Fed::Consumed;
         }
         // Notebook frames, also in a paste that lost the IPython header.
@@ -408,6 +416,7 @@ impl Builder {
             // The code line under a frame (also when a paste lost its indentation).
             let frame = self.tb.frames.last_mut().expect("checked above");
             frame.code = Some(clip(trimmed).to_string());
+            self.code_indent = text.chars().take_while(|c| c.is_whitespace()).count();
             return Fed::Consumed;
         }
         if exception_like && (!indented || self.tb.exception_type_known(trimmed)) {
@@ -429,6 +438,23 @@ impl Builder {
         Fed::Consumed
     }
 
+    /// The `^^^` line under a frame's code: which part of it was running.
+    fn note_carets(&mut self, text: &str, log_line: u64) {
+        let indent = self.code_indent;
+        let Some(frame) = self.tb.frames.last_mut() else { return };
+        if frame.carets.is_some() || frame.log_line + 2 != log_line {
+            return;
+        }
+        let Some(code) = &frame.code else { return };
+        let marks: Vec<usize> =
+            text.chars().enumerate().filter(|(_, c)| matches!(c, '^' | '~')).map(|(i, _)| i).collect();
+        let (Some(&first), Some(&last)) = (marks.first(), marks.last()) else { return };
+        let (start, end) = (first.saturating_sub(indent), (last + 1).saturating_sub(indent));
+        if first >= indent && end <= code.chars().count() {
+            frame.carets = Some((start, end));
+        }
+    }
+
     fn push_ipython_frame(
         &mut self,
         file: String,
@@ -445,7 +471,7 @@ impl Builder {
             }
         });
         self.strays = 0;
-        self.tb.push_frame(Frame { file, line, function, code: None, log_line });
+        self.tb.push_frame(Frame { file, line, function, code: None, carets: None, log_line });
     }
 
     fn feed_message(&mut self, text: &str, log_line: u64) -> Fed {
@@ -566,7 +592,10 @@ mod tests {
         );
         assert_eq!(tb.frames.len(), 2);
         assert_eq!(tb.frames[0].code.as_deref(), Some("loss = criterion(logits, y)"));
+        // The carets mark `criterion(logits, y)`: characters 7 to 27 of the code.
+        assert_eq!(tb.frames[0].carets, Some((7, 27)));
         assert_eq!(tb.frames[1].function.as_deref(), Some("cross_entropy"));
+        assert_eq!(tb.frames[1].carets, None);
         let e = tb.exception.unwrap();
         assert_eq!(e.type_name.as_deref(), Some("IndexError"));
         assert_eq!(e.message, "Target 10 is out of bounds.");

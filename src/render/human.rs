@@ -76,7 +76,9 @@ pub fn diagnostic(d: &Diagnosis) -> Diagnostic {
     let shown: Vec<String> = d
         .values
         .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "assert_message" | "metric_line"))
+        .filter(|(k, _)| {
+            !matches!(k.as_str(), "assert_message" | "metric_line" | "dataset_indices" | "dataset_sample")
+        })
         .map(|(k, v)| match v {
             serde_json::Value::String(s) => format!("{k}={s}"),
             other => format!("{k}={other}"),
@@ -85,21 +87,84 @@ pub fn diagnostic(d: &Diagnosis) -> Diagnostic {
     if !shown.is_empty() {
         out = out.note("values", shown.join(", "));
     }
+    if let Some(samples) = dataset_note(d) {
+        out = out.note("dataset", samples);
+    }
+    // Where the bad value came from: secondary spans, numbered along the path from the
+    // refused value back to the line that made it, as rustc numbers a value's moves.
+    // A size trail beside a value trail is numbered on its own ("size 1.").
+    let chains: Vec<&str> = d.origin.iter().filter_map(|o| o.chain.as_deref()).collect();
+    let mixed = chains.iter().any(|c| *c != chains[0]);
+    let mut numbers: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut number = 0;
     for o in &d.origin {
-        // Where the bad value or the size it broke came from: a secondary span, as rustc
-        // shows "defined here".
-        let label = o.note.clone().unwrap_or_else(|| match o.role.as_str() {
-            "data" => "the bad value was made here".to_string(),
-            "call" => "the op that asserted ran here".to_string(),
-            role => format!("{role} defined here"),
-        });
+        let label = match (o.chain.as_deref(), o.note.clone()) {
+            (Some(chain), note) => {
+                let n = numbers.entry(chain).or_insert(0);
+                *n += 1;
+                if chain == chains[0] {
+                    number = *n;
+                }
+                let prefix = if mixed && chain != chains[0] { format!("{chain} {n}") } else { n.to_string() };
+                let note = note.unwrap_or_default();
+                if o.role == "made" {
+                    format!("{prefix}. made here: {note}")
+                } else {
+                    format!("{prefix}. {note}")
+                }
+            }
+            (None, Some(note)) => note,
+            (None, None) => match o.role.as_str() {
+                "data" => "the bad value was made here".to_string(),
+                "call" => "the op that asserted ran here".to_string(),
+                role => format!("{role} defined here"),
+            },
+        };
         out = out.span(source_span(&o.location()).label(label).secondary());
+    }
+    if let Some(end) = &d.origin_end {
+        let at = Location {
+            file: end.file.clone(),
+            line: end.line,
+            function: end.function.clone(),
+            code: end.code.clone(),
+        };
+        out = out.span(source_span(&at).label(format!("{}. {}", number + 1, end.note)).secondary());
     }
     out = out.section("why", d.explanation.as_str()).section("fix", d.fix.as_str());
     if let Some(step) = d.checklist_step {
         out = out.section(format!("checklist step {step}"), checklist_step_text(step));
     }
     out.section("more", format!("assertscope rules {}", d.cause))
+}
+
+/// The dataset indices of the bad samples, with what one of them holds.
+fn dataset_note(d: &Diagnosis) -> Option<String> {
+    let indices: Vec<i64> = match &d.dataset_indices {
+        Some(i) => i.clone(),
+        None => d
+            .values
+            .get("dataset_indices")?
+            .as_array()?
+            .iter()
+            .filter_map(serde_json::Value::as_i64)
+            .collect(),
+    };
+    if indices.is_empty() {
+        return None;
+    }
+    const SHOWN: usize = 8;
+    let mut list: Vec<String> = indices.iter().take(SHOWN).map(i64::to_string).collect();
+    if indices.len() > SHOWN {
+        list.push(format!("… ({} in all)", indices.len()));
+    }
+    let what = if indices.len() == 1 { "the bad sample is index" } else { "the bad samples are indices" };
+    let sample = d
+        .values
+        .get("dataset_sample")
+        .and_then(|s| s.as_str())
+        .map_or(String::new(), |s| format!("; index {}: {s}", indices[0]));
+    Some(format!("{what} {} of the DataLoader's dataset{sample}", list.join(", ")))
 }
 
 /// The user's frame: the line as it is on disk now (the log's copy otherwise), labelled

@@ -78,8 +78,8 @@ pub fn build(
         cmd.env("PYTHONPATH", package.pythonpath());
         cmd.env(contract::env::REPORT_DIR, report_dir);
         cmd.env(RUN_ID_VAR, run_id);
-        if let Ok(me) = std::env::current_exe() {
-            cmd.env(contract::env::BIN, me);
+        if let Ok(binary) = std::env::current_exe() {
+            cmd.env(contract::env::BIN, binary);
         }
     }
     if opts.mode != GuardMode::Off {

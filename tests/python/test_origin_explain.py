@@ -1,7 +1,7 @@
-"""The origin on the binary's side: `explain` reads the user's source when it is at hand and
-names the asserting op's call before the line where an asynchronous error surfaced; `run`
-never places the user's line inside assertscope's own injected package; the guard's origin
-locations reach `run --json`."""
+"""The origin on the binary's side: `explain` reads the user's source when it is at hand,
+names the asserting op's call before the line where an asynchronous error surfaced and traces
+the bad value back from it; `run` never places the user's line inside assertscope's own
+injected package; the origin reaches `run --json`."""
 
 import json
 import subprocess
@@ -64,16 +64,21 @@ def test_explain_names_the_loss_call_before_the_surfacing_line_when_the_source_i
     (tmp_path / "train.py").write_text(TRAIN)
     diagnosis = explain_json(tmp_path, gpu_log("train.py", 16, "total += loss.item()"))
     assert diagnosis["location"]["line"] == 16
-    assert diagnosis["origin"] == [
-        {
-            "file": "train.py",
-            "line": 12,
-            "function": "main",
-            "code": "loss = criterion(model(x), y)",
-            "role": "call",
-            "note": "the nll_loss call that ran before the line where the error surfaced",
-        }
-    ]
+    assert diagnosis["origin"][0] == {
+        "file": "train.py",
+        "line": 12,
+        "function": "main",
+        "code": "loss = criterion(model(x), y)",
+        "role": "call",
+        "chain": None,
+        "note": "the nll_loss call that ran before the line where the error surfaced",
+        "confirmed": False,
+    }
+    # From that call, the target's path back: moved to the device, unpacked from the loader,
+    # which is a parameter of `main` that nothing in the file calls: the trail ends there.
+    assert [(o["line"], o["role"]) for o in diagnosis["origin"][1:]] == [(11, "move"), (10, "unpack")]
+    assert diagnosis["origin_end"]["line"] == 5
+    assert "`loader` is a parameter of `main`" in diagnosis["origin_end"]["note"]
     human = subprocess.run(
         [assertscope_binary(), "explain", str(tmp_path / "train.log")], cwd=tmp_path, capture_output=True, text=True
     ).stdout
@@ -86,7 +91,7 @@ def test_explain_names_the_loss_call_before_the_surfacing_line_when_the_source_i
 def test_a_surfacing_line_at_the_top_of_a_loop_finds_the_call_further_down_the_loop(tmp_path):
     (tmp_path / "train.py").write_text(TRAIN)
     diagnosis = explain_json(tmp_path, gpu_log("train.py", 11, "x, y = x.to(device), y.to(device)"))
-    assert [o["line"] for o in diagnosis["origin"]] == [12]
+    assert [(o["line"], o["role"]) for o in diagnosis["origin"]][:1] == [(12, "call")]
 
 
 def test_without_the_source_the_diagnosis_carries_an_empty_origin(tmp_path):
@@ -154,4 +159,7 @@ def test_run_reports_the_path_the_engine_proved_from_the_guards_facts(tmp_path):
     )
     diagnosis = json.loads(done.stdout)["diagnoses"][0]
     assert diagnosis["location"]["line"] == 5
-    assert any(step["line"] == 4 and step["role"] == "sized" for step in diagnosis["origin"]), diagnosis["origin"]
+    # The label 3 was made by the literal on line 3; the head, built for 3 classes on line 4,
+    # is the size it broke.
+    steps = [(o["line"], o["role"], o["chain"]) for o in diagnosis["origin"]]
+    assert steps == [(3, "made", "value"), (4, "sized", "size")], diagnosis["origin"]

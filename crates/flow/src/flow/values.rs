@@ -3,8 +3,8 @@
 //! `randint`, set by `t[...] = 255`, carried through a TensorDataset and its DataLoader).
 
 use super::{Flow, Instance, FUEL};
-use crate::lint::semantic::{argument, int_literal, Bound, ClassInfo, ScopeId};
-use crate::lint::{Evidence, Place};
+use crate::evidence::{Evidence, Place};
+use crate::semantic::{argument, int_literal, Bound, ClassInfo, ScopeId};
 use ruff_python_ast::{self as ast, Expr, Operator};
 use ruff_text_size::{Ranged, TextRange};
 
@@ -118,7 +118,7 @@ impl<'a> Flow<'a> {
     }
 
     /// The class count of every `return` of a local class's `forward`, when they agree.
-    fn forward_classes(&self, class: crate::lint::semantic::ClassId, depth: u32) -> Option<(i64, Place)> {
+    fn forward_classes(&self, class: crate::semantic::ClassId, depth: u32) -> Option<(i64, Place)> {
         let forward = self.method(class, "forward")?;
         let mut found: Option<(i64, Place)> = None;
         for ret in self.sem.returns.get(&forward).into_iter().flatten() {

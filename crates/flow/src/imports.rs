@@ -5,54 +5,13 @@
 //! it, for the evidence of a finding. Summaries are cached across the files of a run, and
 //! made only when a rule asks about an imported name.
 
-use super::flow::{Facts, Flow};
-use super::semantic::{Semantic, MODULE};
-use super::source::SourceFile;
-use super::Related;
+use crate::flow::Flow;
+use crate::semantic::{Bound, Semantic, MODULE};
+use crate::source::SourceFile;
+use crate::summary::{ClassSummary, FunctionSummary, ModuleSummary, NoImports, Resolver};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-
-/// What one local module offers to the files that import it.
-#[derive(Debug, Default)]
-pub struct ModuleSummary {
-    pub classes: HashMap<String, ClassSummary>,
-    pub functions: HashMap<String, FunctionSummary>,
-    pub int_constants: HashMap<String, i64>,
-}
-
-#[derive(Debug, Clone)]
-pub struct ClassSummary {
-    /// The facts of what calling an instance returns (its `forward`).
-    pub output: Facts,
-    /// The `return` that shows it.
-    pub output_at: Option<Related>,
-    /// When `forward` returns a tuple, the facts of each element.
-    pub elements: Vec<Facts>,
-    /// The number of outputs of its last layer, when the module fixes it.
-    pub classes: Option<(i64, Related)>,
-}
-
-#[derive(Debug, Clone)]
-pub struct FunctionSummary {
-    pub returns: Facts,
-    pub returns_at: Option<Related>,
-}
-
-/// Finds and summarises the modules a file imports.
-pub trait Resolver: Sync {
-    /// The module of `from <dots><module> import …`, `level` being the number of dots.
-    fn module(&self, level: u32, module: &str) -> Option<Arc<ModuleSummary>>;
-}
-
-/// For source that is not a file on disk: nothing is imported.
-pub struct NoImports;
-
-impl Resolver for NoImports {
-    fn module(&self, _: u32, _: &str) -> Option<Arc<ModuleSummary>> {
-        None
-    }
-}
 
 /// Summaries by file, shared by the threads of one run.
 #[derive(Default)]
@@ -72,40 +31,48 @@ const MAX_PACKAGE_DEPTH: usize = 4;
 
 impl Resolver for FileImports<'_> {
     fn module(&self, level: u32, module: &str) -> Option<Arc<ModuleSummary>> {
-        let dir = self.file.parent()?;
-        let relative: PathBuf = module.split('.').filter(|p| !p.is_empty()).collect();
-        if relative.as_os_str().is_empty() {
-            return None;
-        }
-        let mut bases: Vec<PathBuf> = Vec::new();
-        if level > 0 {
-            let mut base = dir.to_path_buf();
-            for _ in 1..level {
-                base = base.parent()?.to_path_buf();
-            }
-            bases.push(base);
-        } else {
-            let mut base = Some(dir);
-            for _ in 0..MAX_PACKAGE_DEPTH {
-                let Some(b) = base else { break };
-                bases.push(b.to_path_buf());
-                if !b.join("__init__.py").is_file() {
-                    break;
-                }
-                base = b.parent();
-            }
-        }
-        for base in bases {
-            let as_file = base.join(&relative).with_extension("py");
-            let as_package = base.join(&relative).join("__init__.py");
-            for candidate in [as_file, as_package] {
-                if candidate.is_file() && candidate != self.file {
-                    return self.cache.summary(&candidate);
-                }
-            }
-        }
-        None
+        self.cache.summary(&module_path(self.file, level, module)?)
     }
+}
+
+/// The file of the local module `from <dots><module> import …` names in `file`, `level`
+/// being the number of dots: a relative import from the package `level - 1` directories up,
+/// an absolute one beside the file or in an enclosing package. `None` for a module that is
+/// not a file of the project (a library) or for the file itself.
+pub fn module_path(file: &Path, level: u32, module: &str) -> Option<PathBuf> {
+    let dir = file.parent()?;
+    let relative: PathBuf = module.split('.').filter(|p| !p.is_empty()).collect();
+    if relative.as_os_str().is_empty() {
+        return None;
+    }
+    let mut bases: Vec<PathBuf> = Vec::new();
+    if level > 0 {
+        let mut base = dir.to_path_buf();
+        for _ in 1..level {
+            base = base.parent()?.to_path_buf();
+        }
+        bases.push(base);
+    } else {
+        let mut base = Some(dir);
+        for _ in 0..MAX_PACKAGE_DEPTH {
+            let Some(b) = base else { break };
+            bases.push(b.to_path_buf());
+            if !b.join("__init__.py").is_file() {
+                break;
+            }
+            base = b.parent();
+        }
+    }
+    for base in bases {
+        let as_file = base.join(&relative).with_extension("py");
+        let as_package = base.join(&relative).join("__init__.py");
+        for candidate in [as_file, as_package] {
+            if candidate.is_file() && candidate != file {
+                return Some(candidate);
+            }
+        }
+    }
+    None
 }
 
 impl ImportCache {
@@ -114,8 +81,9 @@ impl ImportCache {
             return known.clone();
         }
         // Computed without the lock held; two threads may both compute it, which is harmless.
-        let summary =
-            super::walk::read_source(path).ok().map(|text| Arc::new(summarize(&display(path), &text)));
+        let summary = crate::walk::read_source(path, "assertscope")
+            .ok()
+            .map(|text| Arc::new(summarize(&display(path), &text)));
         self.modules.lock().unwrap().insert(path.to_path_buf(), summary.clone());
         summary
     }
@@ -155,7 +123,7 @@ pub fn summarize(path: &str, text: &str) -> ModuleSummary {
             let values: Vec<Option<i64>> = bindings
                 .iter()
                 .map(|b| match b.value {
-                    super::semantic::Bound::Value(v) => flow.int_value(v, MODULE),
+                    Bound::Value(v) => flow.int_value(v, MODULE),
                     _ => None,
                 })
                 .collect();

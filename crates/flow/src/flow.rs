@@ -4,86 +4,14 @@
 //! methods, `return` values, the `forward` of modules defined in the file and the samples a
 //! local `Dataset` returns to a `DataLoader` loop.
 
-use super::imports::{ModuleSummary, Resolver};
-use super::semantic::{argument, int_literal, Bound, ClassId, ClassInfo, ScopeId, ScopeKind, Semantic};
+pub use crate::facts::Facts;
+use crate::semantic::{argument, int_literal, Bound, ClassId, ClassInfo, ScopeId, ScopeKind, Semantic};
+use crate::summary::{ModuleSummary, Resolver};
 use ruff_python_ast::{self as ast, Expr, Operator};
 use ruff_text_size::{Ranged, TextRange};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// A set of facts about a value, as bits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Facts(u16);
-
-impl Facts {
-    pub const NONE: Facts = Facts(0);
-    /// Made by `one_hot` (or `eye(C)[y]`): shape `[N, C]`.
-    pub const ONE_HOT: Facts = Facts(1);
-    /// Converted to a floating dtype.
-    pub const FLOAT: Facts = Facts(1 << 1);
-    /// Reshaped to a column, `[N, 1]`.
-    pub const COLUMN: Facts = Facts(1 << 2);
-    /// dtype int32.
-    pub const INT32: Facts = Facts(1 << 3);
-    /// In `[0, 1]` (sigmoid, softmax, rand, clamp(0, 1)).
-    pub const PROB: Facts = Facts(1 << 4);
-    /// Never negative.
-    pub const NONNEG: Facts = Facts(1 << 5);
-    /// The output of softmax (normalised probabilities).
-    pub const SOFTMAX: Facts = Facts(1 << 6);
-    /// The output of log_softmax.
-    pub const LOG_PROB: Facts = Facts(1 << 7);
-    /// Unbounded real values: a layer's or model's raw output, `randn`.
-    pub const LOGITS: Facts = Facts(1 << 8);
-    /// dtype int64.
-    pub const INT64: Facts = Facts(1 << 9);
-    /// One sample's tensor of shape `[1]`; batched by a DataLoader it becomes `[N, 1]`.
-    pub const SINGLETON: Facts = Facts(1 << 10);
-
-    /// What survives reshaping, moving and indexing of a tensor.
-    const CARRIED: Facts = Facts(
-        Self::ONE_HOT.0
-            | Self::FLOAT.0
-            | Self::COLUMN.0
-            | Self::INT32.0
-            | Self::PROB.0
-            | Self::NONNEG.0
-            | Self::SOFTMAX.0
-            | Self::LOG_PROB.0
-            | Self::LOGITS.0
-            | Self::INT64.0,
-    );
-    const DTYPES: Facts = Facts(Self::FLOAT.0 | Self::INT32.0 | Self::INT64.0);
-    const RANGES: Facts =
-        Facts(Self::PROB.0 | Self::NONNEG.0 | Self::SOFTMAX.0 | Self::LOG_PROB.0 | Self::LOGITS.0);
-
-    pub fn has(self, other: Facts) -> bool {
-        self.0 & other.0 == other.0 && other.0 != 0
-    }
-    fn with(self, other: Facts) -> Facts {
-        Facts(self.0 | other.0)
-    }
-    fn without(self, other: Facts) -> Facts {
-        Facts(self.0 & !other.0)
-    }
-    fn only(self, other: Facts) -> Facts {
-        Facts(self.0 & other.0)
-    }
-    fn with_dtype(self, dtype: Facts) -> Facts {
-        self.without(Self::DTYPES).with(dtype)
-    }
-    fn with_range(self, range: Facts) -> Facts {
-        self.without(Self::RANGES).with(range)
-    }
-}
-
-impl std::ops::BitOr for Facts {
-    type Output = Facts;
-    fn bitor(self, rhs: Facts) -> Facts {
-        self.with(rhs)
-    }
-}
 
 /// What kind of object an expression holds.
 #[derive(Debug, Clone)]
@@ -334,7 +262,7 @@ impl<'a> Flow<'a> {
         let ScopeKind::Function { def, class } = self.sem.scopes[fn_scope].kind else { return Vec::new() };
         let fn_name = def.name.as_str();
         let mut found = Vec::new();
-        let mut add = |site: &super::semantic::CallSite<'a>, position: Option<usize>| {
+        let mut add = |site: &crate::semantic::CallSite<'a>, position: Option<usize>| {
             if let Some(arg) = argument(site.call, name, position) {
                 found.push((arg, site.scope));
             }

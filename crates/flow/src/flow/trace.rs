@@ -3,8 +3,8 @@
 //! spans ("defined here", "passed here", "returned here"). Walked only for findings.
 
 use super::{Facts, Flow, Instance, FUEL};
-use crate::lint::semantic::{argument, Bound, ScopeId};
-use crate::lint::{Evidence, Place};
+use crate::evidence::{Evidence, Place};
+use crate::semantic::{argument, Bound, ScopeId};
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::{Ranged, TextRange};
 

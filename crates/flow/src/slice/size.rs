@@ -1,0 +1,466 @@
+//! Size, shape and dtype trails. A size trail starts at the module built with the size the
+//! data broke (`nn.Linear(64, n_out)`, from the runtime's construction stack or found by
+//! flow from the op's call) and follows its size argument back like a value. Shape and
+//! dtype trails follow a value back to the call that gave it the shape or dtype the op
+//! refused (`.view(-1, 1)`, `one_hot`, `dtype=torch.float32`), found with lint's facts.
+
+use super::follow::{Cursor, Outcome, Walker};
+use super::made::{self, Values};
+use super::names::line_offset;
+use super::project::{Module, Project};
+use super::resolve::Object;
+use super::trail::to_trail;
+use super::{Chain, Frame, Query, Role, SizeQuery, Trail};
+use crate::semantic::{argument, ScopeId};
+use ruff_python_ast::{self as ast, Expr};
+use ruff_text_size::Ranged;
+
+/// The argument that sets a torch class's size, by name and position.
+pub(super) fn size_argument(class: &str) -> Option<(&'static str, usize)> {
+    Some(match class {
+        "Linear" | "LazyLinear" | "Bilinear" => ("out_features", 1),
+        "Embedding" | "EmbeddingBag" => ("num_embeddings", 0),
+        "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d" | "ConvTranspose3d" => {
+            ("out_channels", 1)
+        }
+        "LSTM" | "GRU" | "RNN" => ("hidden_size", 1),
+        "CTCLoss" => ("blank", 0),
+        "CrossEntropyLoss" | "NLLLoss" => ("ignore_index", 2),
+        _ => return None,
+    })
+}
+
+/// The size trail of a module from its construction stack.
+pub fn size_trail(project: &Project<'_>, query: &SizeQuery) -> Trail {
+    let Some(site) = query.sites.first() else { return Trail::default() };
+    let Some(m) = project.module(&site.file) else { return Trail::default() };
+    let value_query = Query { frames: query.sites.clone(), ..Query::default() };
+    let walker = Walker::new(project, &value_query, Chain::Size);
+    let offset = line_offset(m, site.line);
+    let Some(stmt) = m.index.statement_at(offset) else { return Trail::default() };
+    let scope = m.index.scope_at(offset);
+    let built = built_on_line(&walker, m, scope, stmt, site.line, query);
+    let Some(built) = built else {
+        let end = walker.end(
+            &cursor(m, scope, stmt_expr(stmt)),
+            offset,
+            format!("no `{}(…)` call on this line; not followed further", query.class),
+        );
+        return to_trail(end, &Frame { line: 0, ..site.clone() });
+    };
+    let outcome = sized(
+        &walker,
+        m,
+        scope,
+        built,
+        &query.class,
+        query.argument.as_deref(),
+        query.note.clone(),
+        query.size,
+        query.need,
+    );
+    let mut trail = to_trail(outcome, &Frame { line: 0, ..site.clone() });
+    for step in &mut trail.steps {
+        step.confirmed |= step.role == Role::Sized;
+    }
+    trail
+}
+
+/// The step at the module's construction, then its size argument followed back.
+#[allow(clippy::too_many_arguments)]
+fn sized<'a>(
+    walker: &Walker<'_, 'a>,
+    m: &'a Module<'a>,
+    scope: ScopeId,
+    built: &'a ast::ExprCall,
+    class: &str,
+    argument_name: Option<&str>,
+    note: Option<String>,
+    size: Option<i64>,
+    need: Option<i64>,
+) -> Outcome<'a> {
+    let text = made::text_of(m.file.text(), &Expr::Call(built.clone()));
+    let known = size_argument(class);
+    let name = argument_name.or(known.map(|k| k.0));
+    let position = known.filter(|k| Some(k.0) == name).map(|k| k.1);
+    let arg = name.and_then(|n| argument(built, n, position));
+    let what = name.unwrap_or("size");
+    let sizes = match (size, need) {
+        (Some(s), Some(n)) => format!(": {what} = {s}, the data needs {n}"),
+        (Some(s), None) => format!(": {what} = {s}"),
+        _ => String::new(),
+    };
+    let note = note.unwrap_or_else(|| format!("`{text}` built here{sizes}"));
+    let draft = walker.draft(m, built.start(), Role::Sized, note);
+    let Some(arg) = arg else {
+        // Not given: the class's default (a loss's ignore_index, CTCLoss's blank 0).
+        return Outcome::Made(vec![draft], Values::Unknown);
+    };
+    if made::number(arg).is_some() {
+        return Outcome::Made(vec![draft], Values::Unknown);
+    }
+    walker.then(draft, cursor(m, scope, arg))
+}
+
+/// The construction of `query.class` on the site's line: of several calls of the class in
+/// the statement, those that start on the line, then those whose size is not provably
+/// another than the runtime saw.
+fn built_on_line<'a>(
+    walker: &Walker<'_, 'a>,
+    m: &'a Module<'a>,
+    scope: ScopeId,
+    stmt: &'a ast::Stmt,
+    line: usize,
+    query: &SizeQuery,
+) -> Option<&'a ast::ExprCall> {
+    let class = query.class.as_str();
+    let calls: Vec<&'a ast::ExprCall> = super::calls::calls_in(stmt)
+        .into_iter()
+        .filter(|call| {
+            matches!(walker.project.resolve(m, scope, &call.func), Some(Object::LibraryInstance(_, c, _) | Object::Api(_, c)) if c == class)
+                || callee_name(call) == Some(class)
+        })
+        .collect();
+    let on_line: Vec<&'a ast::ExprCall> =
+        calls.iter().copied().filter(|c| m.file.line_of(c.start()) == line).collect();
+    let mut candidates = if on_line.is_empty() { calls } else { on_line };
+    if candidates.len() > 1 {
+        if let (Some(size), Some((name, position))) = (query.size, size_argument(class)) {
+            let probe = cursor(m, scope, stmt_expr(stmt));
+            candidates.retain(|c| {
+                let arg = argument(c, query.argument.as_deref().unwrap_or(name), Some(position));
+                arg.and_then(|a| walker.constant(&probe, a)).is_none_or(|v| v == size as f64)
+            });
+        }
+    }
+    match candidates.as_slice() {
+        [one] => Some(one),
+        _ => None,
+    }
+}
+
+fn cursor<'a>(m: &'a Module<'a>, scope: ScopeId, expr: &'a Expr) -> Cursor<'a> {
+    Cursor { m, scope, expr, path: Vec::new(), env: Default::default() }
+}
+
+fn callee_name(call: &ast::ExprCall) -> Option<&str> {
+    match &*call.func {
+        Expr::Name(n) => Some(n.id.as_str()),
+        Expr::Attribute(a) => Some(a.attr.as_str()),
+        _ => None,
+    }
+}
+
+fn stmt_expr(stmt: &ast::Stmt) -> &Expr {
+    match stmt {
+        ast::Stmt::Expr(e) => &e.value,
+        ast::Stmt::Assign(a) => &a.value,
+        ast::Stmt::Return(r) => r.value.as_deref().unwrap_or_else(|| none()),
+        _ => none(),
+    }
+}
+
+fn none() -> &'static Expr {
+    static NONE: std::sync::OnceLock<Expr> = std::sync::OnceLock::new();
+    NONE.get_or_init(|| {
+        Expr::NoneLiteral(ast::ExprNoneLiteral { node_index: Default::default(), range: Default::default() })
+    })
+}
+
+/// The size trail found by flow from the op's call on the innermost frame's line: the
+/// layer that makes a loss's input (its model's last layer), the embedding table called,
+/// `one_hot`'s `num_classes`, the indexed tensor's construction.
+pub fn size_by_flow(project: &Project<'_>, query: &Query, modules: bool) -> Trail {
+    let Some(frame) = query.frames.first() else { return Trail::default() };
+    let Some(m) = project.module(&frame.file) else { return Trail::default() };
+    let walker = Walker::new(project, query, Chain::Size);
+    let offset = line_offset(m, frame.line);
+    let Some(stmt) = m.index.statement_at(offset) else { return Trail::default() };
+    let scope = m.index.scope_at(offset);
+    // Of two tables called on the line (`tok(ids) + pos(positions)`), none is claimed.
+    let calls = super::names::marked(super::calls::calls_in(stmt), super::names::frame_range(m, frame));
+    let mut found: Vec<Outcome<'_>> =
+        calls.into_iter().filter_map(|call| call_size(&walker, m, scope, call, modules)).collect();
+    if found.len() != 1 {
+        return Trail::default();
+    }
+    let mut trail = to_trail(found.pop().unwrap(), &Frame { line: 0, ..frame.clone() });
+    trail.steps.retain(|s| !(s.line == frame.line && s.role != Role::Made && s.role != Role::Sized));
+    trail
+}
+
+fn call_size<'a>(
+    walker: &Walker<'_, 'a>,
+    m: &'a Module<'a>,
+    scope: ScopeId,
+    call: &'a ast::ExprCall,
+    modules: bool,
+) -> Option<Outcome<'a>> {
+    let object = walker.project.resolve(m, scope, &call.func);
+    let module_size = matches!(
+        object,
+        Some(Object::LibraryInstance(..)) | Some(Object::Api(_, "cross_entropy" | "nll_loss" | "ctc_loss"))
+    );
+    if module_size && !modules {
+        return None;
+    }
+    match object {
+        Some(Object::Api("torch", "one_hot")) => {
+            let size = argument(call, "num_classes", Some(1))?;
+            Some(walker.follow(cursor(m, scope, size)))
+        }
+        // A padding or void label (-1, 255) breaks the loss's ignore_index, not the head.
+        Some(Object::Api("torch", "cross_entropy" | "nll_loss")) => {
+            if padding(walker).is_some() {
+                return None;
+            }
+            head_size(walker, m, scope, argument(call, "input", Some(0))?)
+        }
+        Some(Object::Api("torch", "ctc_loss")) | Some(Object::LibraryInstance("torch", "CTCLoss", _)) => {
+            head_size(walker, m, scope, argument(call, "log_probs", Some(0))?)
+        }
+        Some(Object::LibraryInstance("torch", "CrossEntropyLoss" | "NLLLoss", built)) => {
+            match padding(walker) {
+                Some(value) => ignored(walker, built, value),
+                None => head_size(walker, m, scope, argument(call, "input", Some(0))?),
+            }
+        }
+        Some(Object::LibraryInstance("torch", class @ ("Embedding" | "EmbeddingBag"), built)) => {
+            // Of two tables on the line, not one provably of another size than the bound.
+            if let (Some(bound), Some(size)) =
+                (walker.query.bad.bound, argument(built.call, "num_embeddings", Some(0)))
+            {
+                let probe = cursor(built.m, built.scope, size);
+                if walker.constant(&probe, size).is_some_and(|s| s != bound) {
+                    return None;
+                }
+            }
+            Some(sized(walker, built.m, built.scope, built.call, class, None, None, None, None))
+        }
+        Some(Object::Api("torch", name)) if is_index_op(name) => {
+            let input = argument(call, "input", Some(0))?;
+            let dim = argument(call, "dim", Some(1)).and_then(made::number);
+            created_size(walker, m, scope, input, dim)
+        }
+        None => {
+            let Expr::Attribute(attr) = &*call.func else { return None };
+            if !is_index_op(attr.attr.as_str()) {
+                return None;
+            }
+            let dim = argument(call, "dim", Some(0)).and_then(made::number);
+            created_size(walker, m, scope, &attr.value, dim)
+        }
+        _ => None,
+    }
+}
+
+fn is_index_op(name: &str) -> bool {
+    matches!(
+        name,
+        "index_add"
+            | "index_add_"
+            | "index_copy"
+            | "index_copy_"
+            | "index_fill"
+            | "index_fill_"
+            | "index_select"
+            | "gather"
+            | "scatter"
+            | "scatter_"
+            | "scatter_add"
+            | "scatter_add_"
+            | "index_put"
+            | "index_put_"
+            | "take"
+    )
+}
+
+/// The size of an indexed tensor along `dim`, where a creator (`torch.zeros(n, …)`) made it.
+fn created_size<'a>(
+    walker: &Walker<'_, 'a>,
+    m: &'a Module<'a>,
+    scope: ScopeId,
+    tensor: &'a Expr,
+    dim: Option<f64>,
+) -> Option<Outcome<'a>> {
+    let Expr::Name(name) = tensor else { return None };
+    let (s, binding) = m.sem.lookup(scope, name.id.as_str(), name.range.start())?;
+    let crate::semantic::Bound::Value(Expr::Call(creator)) = &binding.value else { return None };
+    let Some(Object::Api("torch" | "numpy", kind @ ("zeros" | "ones" | "empty" | "full" | "randn" | "rand"))) =
+        walker.project.resolve(m, s, &creator.func)
+    else {
+        return None;
+    };
+    let dim = dim.unwrap_or(0.0) as usize;
+    let sizes: Vec<&'a Expr> = match creator.arguments.args.first()? {
+        Expr::Tuple(t) => t.elts.iter().collect(),
+        Expr::List(l) => l.elts.iter().collect(),
+        _ => creator.arguments.args.iter().take_while(|_| kind != "full").collect(),
+    };
+    let size = *sizes.get(dim)?;
+    let text = made::text_of(m.file.text(), &Expr::Call(creator.clone()));
+    let note = format!(
+        "`{text}` made the indexed tensor: {} rows along dimension {dim}",
+        made::text_of(m.file.text(), size)
+    );
+    let draft = walker.draft(m, creator.start(), Role::Sized, note);
+    if made::number(size).is_some() {
+        return Some(Outcome::Made(vec![draft], Values::Unknown));
+    }
+    Some(walker.then(draft, cursor(m, s, size)))
+}
+
+/// The size trail of the layer that makes a loss's input: its model's last layer, built
+/// with the number of classes.
+fn head_size<'a>(
+    walker: &Walker<'_, 'a>,
+    m: &'a Module<'a>,
+    scope: ScopeId,
+    input: &'a Expr,
+) -> Option<Outcome<'a>> {
+    let (hm, hscope, ctor, class) = head(walker, m, scope, input, 0)?;
+    let size = argument(ctor, "out_features", Some(1))
+        .and_then(|a| walker.constant(&cursor(hm, hscope, a), a))
+        .map(|v| v as i64);
+    let need = walker
+        .query
+        .bad
+        .values
+        .iter()
+        .copied()
+        .filter(|v| *v >= 0.0)
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+        .map(|v| v as i64 + 1)
+        .filter(|n| size.is_none_or(|s| *n > s));
+    Some(sized(walker, hm, hscope, ctor, class, None, None, size, need))
+}
+
+/// The layer that makes `expr`'s scores: through names, a model's `forward`, the last
+/// layer of a Sequential, softmax and device moves.
+fn head<'a>(
+    walker: &Walker<'_, 'a>,
+    m: &'a Module<'a>,
+    scope: ScopeId,
+    expr: &'a Expr,
+    depth: u32,
+) -> Option<(&'a Module<'a>, ScopeId, &'a ast::ExprCall, &'static str)> {
+    if depth > 12 {
+        return None;
+    }
+    match expr {
+        Expr::Name(name) => {
+            let (s, binding) = m.sem.lookup(scope, name.id.as_str(), name.range.start())?;
+            match &binding.value {
+                crate::semantic::Bound::Value(v) => head(walker, m, s, v, depth + 1),
+                _ => None,
+            }
+        }
+        Expr::Call(call) => match walker.project.resolve(m, scope, &call.func) {
+            Some(Object::LibraryInstance(_, _, built)) => {
+                layer_head(walker, built.m, built.scope, &call.func, depth + 1)
+            }
+            Some(Object::Instance(cm, class, _)) => {
+                let (fm, forward) = walker.project.method_of(cm, class, "forward")?;
+                match fm.sem.returns.get(&forward)?.as_slice() {
+                    [only] => head(walker, fm, forward, only, depth + 1),
+                    _ => None,
+                }
+            }
+            Some(Object::Api(_, "log_softmax" | "softmax")) => {
+                head(walker, m, scope, call.arguments.args.first()?, depth + 1)
+            }
+            None => match &*call.func {
+                Expr::Attribute(a)
+                    if matches!(
+                        a.attr.as_str(),
+                        "log_softmax"
+                            | "softmax"
+                            | "float"
+                            | "to"
+                            | "cuda"
+                            | "squeeze"
+                            | "transpose"
+                            | "permute"
+                    ) =>
+                {
+                    head(walker, m, scope, &a.value, depth + 1)
+                }
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The linear or convolution layer a module expression is, or ends with.
+fn layer_head<'a>(
+    walker: &Walker<'_, 'a>,
+    m: &'a Module<'a>,
+    scope: ScopeId,
+    layer: &'a Expr,
+    depth: u32,
+) -> Option<(&'a Module<'a>, ScopeId, &'a ast::ExprCall, &'static str)> {
+    if depth > 12 {
+        return None;
+    }
+    let Some(Object::LibraryInstance(_, class, built)) = walker.project.resolve(m, scope, layer) else {
+        return None;
+    };
+    if let Some(c) =
+        ["Linear", "LazyLinear", "Bilinear", "Conv1d", "Conv2d", "Conv3d"].into_iter().find(|c| *c == class)
+    {
+        return Some((built.m, built.scope, built.call, c));
+    }
+    if class == "Sequential" {
+        let args = &built.call.arguments.args;
+        if args.iter().any(Expr::is_starred_expr) {
+            return None;
+        }
+        let last = args.iter().rev().find(|l| {
+            !matches!(
+                walker.project.resolve(built.m, built.scope, l),
+                Some(Object::LibraryInstance(
+                    _,
+                    "Dropout"
+                        | "Identity"
+                        | "Flatten"
+                        | "ReLU"
+                        | "Softmax"
+                        | "LogSoftmax"
+                        | "Sigmoid"
+                        | "Tanh"
+                        | "GELU",
+                    _
+                ))
+            )
+        })?;
+        return layer_head(walker, built.m, built.scope, last, depth + 1);
+    }
+    None
+}
+
+/// The one bad value, when it looks like padding or a void label (negative, 255).
+fn padding(walker: &Walker<'_, '_>) -> Option<f64> {
+    match walker.query.bad.values.as_slice() {
+        [v] if *v < 0.0 || *v == 255.0 => Some(*v),
+        _ => None,
+    }
+}
+
+/// A class-target loss built without an `ignore_index` equal to the one bad value, when
+/// that value looks like padding or void (negative, 255): its construction as a step.
+fn ignored<'a>(walker: &Walker<'_, 'a>, built: super::resolve::Built<'a>, value: f64) -> Option<Outcome<'a>> {
+    let value = &value;
+    let ignore = argument(built.call, "ignore_index", None);
+    if ignore.and_then(made::number) == Some(*value) {
+        return None;
+    }
+    let text = made::text_of(built.m.file.text(), &Expr::Call(built.call.clone()));
+    let set = ignore.map_or("-100 (the default)".to_string(), |i| made::text_of(built.m.file.text(), i));
+    let note = format!(
+        "`{text}` built here: it skips targets equal to ignore_index = {set}, not {}",
+        made::show(*value)
+    );
+    Some(Outcome::Made(vec![walker.draft(built.m, built.call.start(), Role::Sized, note)], Values::Unknown))
+}

@@ -1,0 +1,396 @@
+//! The slice, one kind of step at a time, on small real Python sources. Every trail is
+//! written one step a line (`file:line role: note`); every "made here" step of every
+//! trail is also checked against its line's statement (it must compute, not only move).
+
+mod support;
+
+#[path = "../../../tests/origin_support/only_moves.rs"]
+mod only_moves;
+
+use assertscope_flow::slice::{self, Chain, Frame, Role, SizeQuery, Trail};
+use support::{show, Project};
+
+/// The trail, with every made step checked against the statement of its line.
+fn trail(p: &Project, frames: &[(&str, usize)], op: &str, parameter: &str, bad: &[f64]) -> String {
+    let t = p.trail(frames, op, parameter, bad);
+    check_made(&t);
+    show(&t)
+}
+
+fn check_made(t: &Trail) {
+    for step in
+        t.steps.iter().filter(|s| s.role == Role::Made && matches!(s.chain, Chain::Value | Chain::Size))
+    {
+        let source = std::fs::read_to_string(&step.path).unwrap();
+        assert!(!only_moves::only_moves(&source, step.line), "made here on a line that only moves: {step:?}");
+    }
+}
+
+#[test]
+fn assignments_augmented_annotated_and_walrus() {
+    let p = Project::new(&[(
+        "t.py",
+        "import torch.nn.functional as F\n\
+         def f(logits, raw):\n\
+         \x20   y: int = raw\n\
+         \x20   y += 1\n\
+         \x20   z = (w := y)\n\
+         \x20   return F.cross_entropy(logits, z)\n\
+         f(None, 3)\n",
+    )]);
+    assert_eq!(
+        trail(&p, &[("t.py", 6), ("t.py", 7)], "cross_entropy", "target", &[4.0]),
+        "t.py:4 made: `y += 1` changes every value\n"
+    );
+}
+
+#[test]
+fn unpacking_moves_and_dict_batches() {
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\n\
+         def step(model, batch, device):\n\
+         \x20   x, y = batch['x'], batch['labels']\n\
+         \x20   y = y.to(device).long().view(-1)\n\
+         \x20   return torch.nn.functional.cross_entropy(model(x), y.clone().detach())\n\
+         step(None, {'x': torch.randn(4, 3), 'labels': torch.tensor([0, 1, 2, 7])}, 'cpu')\n",
+    )]);
+    assert_eq!(
+        trail(&p, &[("t.py", 5), ("t.py", 6)], "cross_entropy", "target", &[7.0]),
+        "t.py:4 move: reshaped by `.view(…)`\n\
+         t.py:3 unpack: taken from `batch[\"labels\"]`\n\
+         t.py:6 made (confirmed): the literal `[0, 1, 2, 7]`\n"
+    );
+}
+
+#[test]
+fn a_parameter_follows_the_call_that_ran_not_another() {
+    let source = "import torch\n\
+                  def loss(logits, target):\n\
+                  \x20   return torch.nn.functional.nll_loss(logits, target)\n\
+                  good = torch.tensor([0, 1])\n\
+                  bad = torch.tensor([0, 9])\n\
+                  loss(torch.randn(2, 3), good)\n\
+                  loss(torch.randn(2, 3), bad)\n";
+    let p = Project::new(&[("t.py", source)]);
+    // From the runtime stack: the call on line 7 ran.
+    assert_eq!(
+        trail(&p, &[("t.py", 3), ("t.py", 7)], "nll_loss", "target", &[9.0]),
+        "t.py:7 move (confirmed): passed as `target` to `loss`\nt.py:5 made: the literal `[0, 9]`\n"
+    );
+    // Without the stack, the two callers are a fork: only the one that can hold a 9 is kept.
+    assert_eq!(
+        trail(&p, &[("t.py", 3)], "nll_loss", "target", &[9.0]),
+        "t.py:7 move: passed as `target` to `loss`\nt.py:5 made: the literal `[0, 9]`\n"
+    );
+    // Nothing tells them apart: the trail ends at the parameter, saying why.
+    let ends = trail(&p, &[("t.py", 3)], "nll_loss", "target", &[]);
+    assert!(
+        ends.starts_with("t.py:2 end: `target` may come from the callers of `loss` on several lines (4, 5)"),
+        "{ends}"
+    );
+}
+
+#[test]
+fn helpers_of_other_modules_through_relative_imports() {
+    let p = Project::new(&[
+        ("pkg/__init__.py", ""),
+        (
+            "pkg/data.py",
+            "import torch\n\
+             LABELS = ['cat', 'dog']\n\
+             def encode(names):\n\
+             \x20   ids = [LABELS.index(n) + 1 for n in names]\n\
+             \x20   return torch.tensor(ids)\n",
+        ),
+        (
+            "pkg/train.py",
+            "import torch\n\
+             from .data import encode\n\
+             def main():\n\
+             \x20   y = encode(['cat', 'dog'])\n\
+             \x20   return torch.nn.functional.cross_entropy(torch.randn(2, 2), y)\n",
+        ),
+    ]);
+    assert_eq!(
+        trail(&p, &[("pkg/train.py", 5)], "cross_entropy", "target", &[2.0]),
+        "data.py:5 move: returned by `encode`\n\
+         data.py:4 made: `LABELS.index(n) + 1` shifts every value by +1\n"
+    );
+}
+
+#[test]
+fn loops_over_loaders_enumerate_zip_and_tqdm() {
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\n\
+         from torch.utils.data import DataLoader, TensorDataset\n\
+         from tqdm import tqdm\n\
+         x = torch.randn(10, 3)\n\
+         y = torch.randint(0, 3, (10,))\n\
+         y[4] = 3\n\
+         loader = DataLoader(TensorDataset(x, y), batch_size=5)\n\
+         for step, (xb, yb) in enumerate(tqdm(loader)):\n\
+         \x20   for a, b in zip(xb, yb):\n\
+         \x20       torch.nn.functional.cross_entropy(a[None], b[None])\n",
+    )]);
+    assert_eq!(
+        trail(&p, &[("t.py", 10)], "cross_entropy", "target", &[3.0]),
+        "t.py:9 unpack: unpacked from an item of `zip(xb, yb)`\n\
+         t.py:8 unpack: unpacked from an item of `enumerate(tqdm(loader))`\n\
+         t.py:7 unpack: a row of the TensorDataset's tensor `y`\n\
+         t.py:6 made: `y[4] = 3` stores the constant 3\n"
+    );
+}
+
+const DATASET: &str = "import torch\n\
+                       from torch.utils.data import Dataset, DataLoader, Subset, ConcatDataset, random_split\n\
+                       NAMES = {'cat': 0, 'dog': 1}\n\
+                       class Pets(Dataset):\n\
+                       \x20   def __init__(self, rows):\n\
+                       \x20       self.x = torch.randn(len(rows), 4)\n\
+                       \x20       self.y = [NAMES.get(name, -1) for name in rows]\n\
+                       \x20   def __len__(self):\n\
+                       \x20       return len(self.y)\n\
+                       \x20   def __getitem__(self, i):\n\
+                       \x20       return {'pixels': self.x[i], 'label': self.y[i]}\n";
+
+#[test]
+fn the_default_collate_a_dict_sample_and_an_attribute_store() {
+    let source = format!(
+        "{DATASET}loader = DataLoader(Pets(['cat', 'dog', 'eel']), batch_size=2)\n\
+         for batch in loader:\n\
+         \x20   torch.nn.functional.cross_entropy(torch.randn(2, 2), batch['label'])\n"
+    );
+    let p = Project::new(&[("t.py", &source)]);
+    assert_eq!(
+        trail(&p, &[("t.py", 14)], "cross_entropy", "target", &[-1.0]),
+        "t.py:13 unpack: an item of `loader`\n\
+         t.py:12 move: each batch stacks samples of `Pets(['cat', 'dog', 'eel'])` (the default collate)\n\
+         t.py:11 read: read from `self.y`\n\
+         t.py:7 made: `NAMES.get(name, -1)` gives -1 for a `name` missing from the map\n"
+    );
+}
+
+#[test]
+fn subset_random_split_and_concat_wrap_the_same_samples() {
+    let source = format!(
+        "{DATASET}full = Pets(['cat', 'dog', 'eel', 'cat'])\n\
+         train, val = random_split(Subset(full, [0, 1, 2]), [2, 1])\n\
+         both = ConcatDataset([train, val])\n\
+         for batch in DataLoader(both, batch_size=2):\n\
+         \x20   torch.nn.functional.cross_entropy(torch.randn(2, 2), batch['label'])\n"
+    );
+    let p = Project::new(&[("t.py", &source)]);
+    let shown = trail(&p, &[("t.py", 16)], "cross_entropy", "target", &[-1.0]);
+    assert!(
+        shown.ends_with("t.py:7 made: `NAMES.get(name, -1)` gives -1 for a `name` missing from the map\n"),
+        "{shown}"
+    );
+    assert!(shown.contains("t.py:14 move: a sample of one of the concatenated datasets\nt.py:13 unpack: unpacked from `random_split("), "{shown}");
+}
+
+#[test]
+fn lists_built_by_append_and_by_comprehension() {
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\n\
+         def build(lines):\n\
+         \x20   labels = []\n\
+         \x20   for line in lines:\n\
+         \x20       name, stars = line.split(',')\n\
+         \x20       labels.append(int(stars))\n\
+         \x20   return labels\n\
+         def scaled(labels):\n\
+         \x20   return [l * 2 for l in labels]\n\
+         y = torch.tensor(build(['a,5']))\n\
+         torch.nn.functional.cross_entropy(torch.randn(1, 5), y)\n\
+         z = torch.tensor(scaled(build(['a,1'])))\n\
+         torch.nn.functional.cross_entropy(torch.randn(1, 5), z)\n",
+    )]);
+    assert_eq!(
+        trail(&p, &[("t.py", 11)], "cross_entropy", "target", &[5.0]),
+        "t.py:10 move: made a tensor by `tensor(…)`\n\
+         t.py:7 move: returned by `build`\n\
+         t.py:6 made: `int(stars)` parses it from raw text\n"
+    );
+    assert_eq!(
+        trail(&p, &[("t.py", 13)], "cross_entropy", "target", &[]),
+        "t.py:12 move: made a tensor by `tensor(…)`\n\
+         t.py:9 made: `l * 2` multiplies every value by `2`\n"
+    );
+}
+
+#[test]
+fn constants_lookups_sizes_and_non_finite_values() {
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\n\
+         masks = torch.zeros(2, 4, 4, dtype=torch.long)\n\
+         masks[..., 0] = 255\n\
+         torch.nn.functional.cross_entropy(torch.randn(2, 3, 4, 4), masks)\n\
+         LABELS = ['a', 'b', 'c']\n\
+         n = len(LABELS)\n\
+         torch.nn.functional.one_hot(torch.tensor([n]), 3)\n\
+         def sample(logits, temperature):\n\
+         \x20   probs = torch.softmax(logits / temperature, dim=-1)\n\
+         \x20   return torch.multinomial(probs, 1)\n\
+         sample(torch.randn(5), 0.0)\n",
+    )]);
+    assert_eq!(
+        trail(&p, &[("t.py", 4)], "cross_entropy", "target", &[255.0]),
+        "t.py:3 made: `masks[..., 0] = 255` stores the constant 255\n"
+    );
+    assert_eq!(
+        trail(&p, &[("t.py", 7)], "one_hot", "tensor", &[3.0]),
+        "t.py:6 made: `len(LABELS)` computes a size from the data\n"
+    );
+    let shown = trail(&p, &[("t.py", 10), ("t.py", 11)], "multinomial", "input", &[]);
+    assert!(
+        shown.starts_with("t.py:9 made: `torch.softmax(logits / temperature, dim=-1)` is NaN"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn the_trail_ends_where_the_source_stops_proving() {
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\n\
+         from transformers import AutoTokenizer\n\
+         tok = AutoTokenizer.from_pretrained('x')\n\
+         enc = tok(['a b'], return_tensors='pt')\n\
+         ids = enc['input_ids']\n\
+         torch.nn.functional.embedding(ids, torch.randn(4, 2))\n",
+    )]);
+    let t = p.trail(&[("t.py", 6)], "embedding", "input", &[9.0]);
+    assert!(t.steps.iter().all(|s| s.role != Role::Made), "{}", show(&t));
+    let end = t.end.expect("the trail says where it ends");
+    // Traced to the tokenizer, a library object: not followed into it.
+    assert_eq!(end.line, 3, "{}", show(&p.trail(&[("t.py", 6)], "embedding", "input", &[9.0])));
+    assert!(end.note.contains("not followed further"), "{}", end.note);
+}
+
+#[test]
+fn a_source_that_cannot_hold_the_value_is_not_followed() {
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\n\
+         def target_of(i, shift):\n\
+         \x20   t = (i * 5) % 6\n\
+         \x20   if shift:\n\
+         \x20       t = t + 1\n\
+         \x20   return t\n\
+         y = torch.tensor([target_of(i, True) for i in range(4)])\n\
+         torch.nn.functional.cross_entropy(torch.randn(4, 6), y)\n",
+    )]);
+    // `(i * 5) % 6` is never 6: the value came through the `if`.
+    assert_eq!(
+        trail(&p, &[("t.py", 8)], "cross_entropy", "target", &[6.0]),
+        "t.py:7 move: made a tensor by `tensor(…)`\n\
+         t.py:6 move: returned by `target_of`\n\
+         t.py:5 made: `t + 1` shifts every value by +1\n"
+    );
+}
+
+#[test]
+fn a_transform_passed_to_the_dataset_is_followed_into_its_lambda() {
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\n\
+         from torch.utils.data import Dataset, DataLoader\n\
+         class Folder(Dataset):\n\
+         \x20   def __init__(self, targets, target_transform=None):\n\
+         \x20       self.targets = targets\n\
+         \x20       self.target_transform = target_transform\n\
+         \x20   def __len__(self):\n\
+         \x20       return len(self.targets)\n\
+         \x20   def __getitem__(self, i):\n\
+         \x20       return torch.zeros(3), self.target_transform(self.targets[i])\n\
+         ds = Folder([0, 1, 2], target_transform=lambda t: t + 1)\n\
+         for x, y in DataLoader(ds, batch_size=3):\n\
+         \x20   torch.nn.functional.cross_entropy(torch.randn(3, 3), y)\n",
+    )]);
+    let shown = trail(&p, &[("t.py", 13)], "cross_entropy", "target", &[3.0]);
+    assert!(shown.ends_with("t.py:11 made: `t + 1` shifts every value by +1\n"), "{shown}");
+}
+
+#[test]
+fn a_size_trail_from_the_module_to_where_its_size_was_computed() {
+    let p = Project::new(&[
+        ("labels.py", "LABELS = ['neg', 'pos', 'neutral']\n"),
+        (
+            "model.py",
+            "import torch.nn as nn\n\
+             class Head(nn.Module):\n\
+             \x20   def __init__(self, n_out):\n\
+             \x20       super().__init__()\n\
+             \x20       self.fc = nn.Linear(64, n_out)\n",
+        ),
+        (
+            "train.py",
+            "from labels import LABELS\n\
+             from model import Head\n\
+             model = Head(len(LABELS) - 1)\n",
+        ),
+    ]);
+    let sites = vec![
+        Frame { file: p.path("model.py"), line: 5, function: None, columns: None },
+        Frame { file: p.path("train.py"), line: 3, function: None, columns: None },
+    ];
+    let query =
+        SizeQuery { class: "Linear".into(), sites, size: Some(2), need: Some(3), ..SizeQuery::default() };
+    let t = slice::with_project(p.sources(), |project| slice::trace_size(project, &query));
+    check_made(&t);
+    assert_eq!(
+        show(&t),
+        "model.py:5 sized (confirmed): `nn.Linear(64, n_out)` built here: out_features = 2, the data needs 3\n\
+         train.py:3 made (confirmed): `len(LABELS) - 1` shifts every value by -1\n"
+    );
+}
+
+#[test]
+fn a_file_changed_since_the_process_ran_is_refused_with_a_note() {
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\ny = torch.tensor([5])\ntorch.nn.functional.cross_entropy(torch.randn(1, 5), y)\n",
+    )]);
+    let mut sources = p.sources();
+    sources.stamps.insert(p.path("t.py"), slice::Stamp { size: 3, mtime_ns: 0 });
+    let query = p.query(&[("t.py", 3)], "cross_entropy", "target", &[5.0]);
+    let (t, notes) = slice::with_project(sources, |project| (slice::trace(project, &query), project.notes()));
+    assert_eq!(t, Trail::default());
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("changed since the process ran (3 bytes then"), "{notes:?}");
+}
+
+#[test]
+fn missing_not_python_and_too_large_files_are_refused_with_a_note() {
+    let p = Project::new(&[("data.csv", "a,b\n"), ("big.py", &"x = 1\n".repeat(800_000))]);
+    for (name, why) in
+        [("missing.py", "no such file"), ("data.csv", "not Python source"), ("big.py", "too large")]
+    {
+        let query = p.query(&[(name, 1)], "cross_entropy", "target", &[]);
+        let (t, notes) =
+            slice::with_project(p.sources(), |project| (slice::trace(project, &query), project.notes()));
+        assert_eq!(t, Trail::default(), "{name}");
+        assert!(notes.len() == 1 && notes[0].contains(why), "{name}: {notes:?}");
+    }
+}
+
+#[test]
+fn notebook_cells_are_read_from_their_recorded_text() {
+    let p = Project::new(&[]);
+    let mut sources = p.sources();
+    sources.texts.insert(
+        "<ipython-input-3-abc>".into(),
+        "import torch\ny = torch.arange(1, 6)\ntorch.nn.functional.cross_entropy(torch.randn(5, 5), y)\n"
+            .into(),
+    );
+    let query = slice::Query {
+        frames: vec![Frame { file: "<ipython-input-3-abc>".into(), line: 3, function: None, columns: None }],
+        ..p.query(&[], "cross_entropy", "target", &[5.0])
+    };
+    let t = slice::with_project(sources, |project| slice::trace(project, &query));
+    assert_eq!(show(&t), "<ipython-input-3-abc>:2 made: counted by `torch.arange(1, 6)`: it counts from 1\n");
+}
