@@ -77,7 +77,8 @@ pub enum PumpEnd {
     WriteFailed(Sink, io::Error),
 }
 
-/// Set once the child has ended, and wakes every pump waiting for output.
+/// Set once `run` no longer waits for the output (every writer closed it, or the job was
+/// told to end and the processes it left took too long), and wakes every pump waiting.
 pub struct EndSignal {
     ended: AtomicBool,
     wake_read: std::io::PipeReader,
@@ -100,7 +101,7 @@ impl EndSignal {
         self.ended.load(Ordering::Acquire)
     }
 
-    /// Readable once the child has ended.
+    /// Readable once set.
     pub(super) fn wake_fd(&self) -> BorrowedFd<'_> {
         self.wake_read.as_fd()
     }
@@ -116,10 +117,13 @@ impl PumpEnd {
     }
 }
 
-/// Passes `source` on to `sink` as it arrives, and gives `feed` (the scanner) a copy.
-/// Once the child has ended it passes on what is already buffered and stops, so that a
-/// background process that inherited the output cannot keep `run` waiting.
-pub fn pump(source: File, sink: Sink, feed: FeedWriter, child_ended: Arc<EndSignal>) -> JoinHandle<PumpEnd> {
+/// Passes `source` on to `sink` as it arrives, and gives `feed` (the scanner) a copy,
+/// until every process holding the other end has closed it, as the reader of a pipeline
+/// would: a job's background processes write on after the job's own process has ended.
+/// Once `run` stops waiting (`give_up`), what is already buffered is passed on and the
+/// pump stops. Its end wakes the supervisor.
+pub fn pump(source: File, sink: Sink, feed: FeedWriter, give_up: Arc<EndSignal>) -> JoinHandle<PumpEnd> {
+    let child_ended = give_up;
     std::thread::spawn(move || {
         set_nonblocking(&source);
         let mut feed = feed;
@@ -133,6 +137,7 @@ pub fn pump(source: File, sink: Sink, feed: FeedWriter, child_ended: Arc<EndSign
         // Closing our end now (not when the thread's caller gets to it) is what gives the
         // child its broken pipe.
         drop(source);
+        super::signals::wake();
         end
     })
 }
