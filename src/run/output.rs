@@ -143,7 +143,7 @@ pub fn pump(source: File, sink: Sink, feed: FeedWriter, give_up: Arc<EndSignal>)
 }
 
 /// Passes `source` on by reading and writing: for a pty, or a destination that cannot be
-/// spliced to.
+/// spliced to. Small pieces are gathered for a moment first (see [`GATHER`]).
 fn copy(mut source: &File, sink: Sink, feed: &mut FeedWriter, child_ended: &EndSignal) -> PumpEnd {
     let mut buf = vec![0u8; CHUNK];
     loop {
@@ -167,8 +167,21 @@ fn copy(mut source: &File, sink: Sink, feed: &mut FeedWriter, child_ended: &EndS
         if let Err(end) = pass_piece(&buf[..n], sink, feed) {
             return end;
         }
+        if n < SMALL_READ {
+            // A job writing many small pieces (a progress bar's updates) would otherwise
+            // cost a wake-up of `run` and a write to the terminal per piece, competing
+            // with the job for the CPU; a moment's wait lets them gather into one. What
+            // arrives after a pause is still passed on at once.
+            std::thread::sleep(GATHER);
+        }
     }
 }
+
+/// A read smaller than this is followed by [`GATHER`].
+const SMALL_READ: usize = 1024;
+/// How long small pieces are let gather: less than a terminal's frame, more than the
+/// time a job takes to write a few hundred updates (`bench/run/progress.py`).
+const GATHER: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// Passes on bytes read from the child: to the destination first, then a copy for the
 /// scanner (which never holds the output back).
