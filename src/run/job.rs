@@ -3,7 +3,8 @@
 //!
 //! - A signal sent to `run` (by `kill`, a batch system, a shell hanging up its jobs) is
 //!   passed on to the job's whole group: `bash -c "python train.py; echo done"` gets it in
-//!   `python` as well as in `bash`.
+//!   `python` as well as in `bash`. SIGTERM also reaches the job's processes that left
+//!   the group (`setsid`), found below `run` on Linux (`tree`).
 //! - A signal sent to `run`'s group (Ctrl-C while `run` has the terminal) reaches `run`
 //!   alone, which passes it on once; one the terminal sends to the job's group (Ctrl-C
 //!   once the job has the terminal) reaches the job alone. Nothing arrives twice.
@@ -173,6 +174,23 @@ impl Job {
         unsafe { libc::kill(-self.pid, sig) };
     }
 
+    /// Ends the job (SIGTERM, SIGKILL): its group, and the processes of the job that left
+    /// it (`setsid`, a daemon), which a batch system ending the job ends too. Each gets the
+    /// signal once. (A hang-up or an interrupt is for the group only: leaving it is how a
+    /// process is shielded from them.)
+    pub fn end_with(&self, sig: i32) {
+        self.signal(sig);
+        for m in super::tree::members() {
+            // SAFETY: getpgid and kill on our own descendants.
+            unsafe {
+                let group = libc::getpgid(m.pid);
+                if group != self.pid && group >= 0 {
+                    libc::kill(m.pid, sig);
+                }
+            }
+        }
+    }
+
     /// Acts on the signals `run` received; returns true if the terminal was resized.
     pub fn on_signals(&mut self, received: &[i32]) -> bool {
         let mut resized = false;
@@ -195,7 +213,11 @@ impl Job {
     }
 
     fn pass_on(&mut self, sig: i32) {
-        self.signal(sig);
+        if sig == libc::SIGTERM {
+            self.end_with(sig);
+        } else {
+            self.signal(sig);
+        }
         if matches!(sig, libc::SIGHUP | libc::SIGINT | libc::SIGQUIT | libc::SIGTERM) {
             self.asked_to_end.get_or_insert_with(Instant::now);
         }
@@ -271,7 +293,7 @@ impl Job {
     /// Kills a job that outlived SIGTERM by `KILL_AFTER`.
     pub fn tick(&mut self) {
         if self.kill_due.is_some_and(|due| Instant::now() >= due) && !self.kill_sent {
-            self.signal(libc::SIGKILL);
+            self.end_with(libc::SIGKILL);
             self.kill_sent = true;
         }
     }

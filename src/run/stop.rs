@@ -65,11 +65,11 @@ impl Policy {
         let first_failure = self.reports.values().filter_map(|s| s.failed_at).min();
         match (first_failure, self.term_sent) {
             (Some(t), None) if t.elapsed() >= self.grace => {
-                job.signal(libc::SIGTERM);
+                job.end_with(libc::SIGTERM);
                 self.term_sent = Some(Instant::now());
             }
             (_, Some(t)) if !self.kill_sent && t.elapsed() >= job::KILL_AFTER => {
-                job.signal(libc::SIGKILL);
+                job.end_with(libc::SIGKILL);
                 self.kill_sent = true;
             }
             _ => {}

@@ -171,6 +171,22 @@ def test_a_signal_to_run_reaches_the_job_behind_a_wrapper_as_with_timeout(tmp_pa
     assert results[1] == results[0]
 
 
+def test_sigterm_to_run_also_ends_a_process_that_left_the_jobs_group():
+    # `setsid` puts the job's Python in a session of its own, out of reach of a signal to
+    # the group; it still holds the output, so run still waits for it, and must end it.
+    code = ("import signal, sys, time\n"
+            "signal.signal(signal.SIGTERM, lambda s, f: (print('got TERM', flush=True), sys.exit(3)))\n"
+            "print('ready', flush=True)\ntime.sleep(30)")
+    proc = subprocess.Popen(run_cmd("setsid", PY, "-c", code), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.readline() == b"ready\n"
+    time.sleep(0.2)
+    start = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    assert out == b"got TERM\n"
+    assert time.monotonic() - start < 5
+
+
 def test_a_job_that_ignores_sigterm_is_killed_after_the_grace_period_as_timeout_k_does():
     code = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('ready', flush=True)\ntime.sleep(60)"
     results = []
