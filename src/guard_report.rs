@@ -9,6 +9,25 @@ use std::path::{Path, PathBuf};
 
 pub const SCHEMA: &str = "assertscope.guard-report/1";
 
+/// How far a `GuardError` got. The guard writes its report as the error is raised, with
+/// `"outcome": "raised"`, and rewrites it with `"uncaught"` when the error reaches the top
+/// of a thread or of the process (`sys.excepthook`, `threading.excepthook`, the end of
+/// the interpreter with it as the last error, a `multiprocessing` process ending with it),
+/// itself or as the cause or context of the error that did. Only an uncaught error is a
+/// failure: one the program caught and handled is at most a note.
+///
+/// The field was added to schema 1 without a new version: a report without it (written
+/// by an older guard) is taken as uncaught, as every report was before.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// Raised; not (yet) seen reaching the top of its thread or process.
+    Raised,
+    /// It reached the top of a thread or process, or ended it.
+    #[default]
+    Uncaught,
+}
+
 /// What one process's guard reported.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct GuardReport {
@@ -27,6 +46,8 @@ pub struct GuardReport {
     /// (the user's frames, the dataset's indices, lines the value was seen on…).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime: Option<crate::origin::runtime::Runtime>,
+    #[serde(default)]
+    pub outcome: Outcome,
 }
 
 impl GuardReport {
@@ -34,6 +55,11 @@ impl GuardReport {
         let report: GuardReport = serde_json::from_str(text)?;
         anyhow::ensure!(report.schema == SCHEMA, "schema is {:?}, not {SCHEMA}", report.schema);
         Ok(report)
+    }
+
+    /// The error reached the top of its thread or process: a failure of the job.
+    pub fn is_failure(&self) -> bool {
+        self.outcome == Outcome::Uncaught
     }
 }
 

@@ -4,7 +4,8 @@ $ASSERTSCOPE_REPORT_DIR as guard-<run>-<host>-<pid>-<n>.json, <run> being the ru
 guard-<host>-<pid>-<n>.json outside `run`. The report directory may be shared with other
 users: the file is written under a fresh random name (O_EXCL | O_NOFOLLOW, as mkstemp
 does) and renamed into place, so a planted symlink is never followed and a reader never
-sees half a file.
+sees half a file. A report says how far its error got ("outcome": "raised", until
+_outcome marks it "uncaught").
 """
 
 import itertools
@@ -24,7 +25,6 @@ RUN_ID_ENV = _contract.RUN_ID_ENV
 _counter = itertools.count(1)
 
 
-
 def report(diagnosis, runtime=None):
     """The guard-report object for a diagnosis, with this process's identity, and the
     runtime facts the origin engine reads (`runtime`, see the origin protocol) when given."""
@@ -39,6 +39,7 @@ def report(diagnosis, runtime=None):
         "argv": list(sys.argv),
         "run": _run_id(),
         "diagnosis": diagnosis,
+        "outcome": "raised",
     }
     if runtime is not None:
         document["runtime"] = runtime
@@ -51,6 +52,11 @@ def _run_id():
     return run if ok else None
 
 
+def _prefix():
+    run = _run_id()
+    return f"guard-{run + '-' if run else ''}"
+
+
 def write(diagnosis, directory=None, runtime=None):
     """Writes a report when a report directory is set; returns its path or None. Never raises."""
     directory = directory or os.environ.get(REPORT_DIR_ENV)
@@ -58,22 +64,50 @@ def write(diagnosis, directory=None, runtime=None):
         return None
     try:
         host = _contract.file_name_host(socket.gethostname())
-        run = _run_id()
-        name = f"guard-{run + '-' if run else ''}{host}-{os.getpid()}-{next(_counter)}.json"
+        name = f"{_prefix()}{host}-{os.getpid()}-{next(_counter)}.json"
         path = os.path.join(directory, name)
-        fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(report(diagnosis, runtime), f, indent=2, allow_nan=False)
-                f.write("\n")
-            os.replace(temp, path)
-        except BaseException:
-            try:
-                os.unlink(temp)
-            except OSError:
-                pass
-            raise
+        _write_json(path, report(diagnosis, runtime))
         return path
     except Exception as exc:  # noqa: BLE001 - the user's error matters more than our report
         sys.stderr.write(f"assertscope: could not write the guard report to {directory}: {exc}\n")
         return None
+
+
+def replace(path, obj):
+    """Rewrites a report in place, as write does (a reader sees the old or the new one)."""
+    _write_json(path, obj)
+
+
+def _write_json(path, obj):
+    directory, name = os.path.split(path)
+    fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(obj, f, indent=2, allow_nan=False)
+            f.write("\n")
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+
+
+def reports_of_this_run():
+    """(path, report) of every readable report of this run in the report directory."""
+    directory = os.environ.get(REPORT_DIR_ENV)
+    if not directory:
+        return
+    prefix = _prefix()
+    for name in sorted(os.listdir(directory)):
+        if name.startswith(prefix) and name.endswith(".json"):
+            path = os.path.join(directory, name)
+            try:
+                fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+                with os.fdopen(fd, encoding="utf-8") as f:
+                    found = json.load(f)
+            except (OSError, ValueError):
+                continue
+            if isinstance(found, dict) and found.get("schema") == SCHEMA:
+                yield path, found

@@ -2,6 +2,7 @@
 //! diagnose how it ended.
 
 use crate::diagnose;
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::render::style::{ColorChoice, Palette};
 use crate::report::Report;
 use crate::run::{self, Ended, GuardMode, JobEnd, Sink};
@@ -104,9 +105,54 @@ pub fn execute(args: RunArgs) -> anyhow::Result<u8> {
                 text.push_str(&crate::render::human::render(&report, &p, "the run"));
             }
         }
+        if let Some(note) = caught_note(&outcome) {
+            text.push_str(&crate::render::text::render(&[note], p.enabled()));
+        }
         let _ = std::io::stderr().lock().write_all(text.as_bytes());
     }
+    if !outcome.unguarded.is_empty() {
+        let mut summary = format!(
+            "the guard was off in {} Python process{} of this run:",
+            outcome.unguarded.len(),
+            if outcome.unguarded.len() == 1 { "" } else { "es" }
+        );
+        for u in &outcome.unguarded {
+            summary.push_str(&format!("\n  {}", run::unguarded_notice(u)));
+        }
+        run::warn(&summary);
+    }
+    if let Some(sig) = outcome.die_of {
+        run::die_of(sig);
+    }
     Ok(exit_status(&outcome))
+}
+
+/// The `GuardError`s the program raised and caught itself: not the failure, but a bad
+/// value the program went on past, worth a note.
+fn caught_note(outcome: &JobEnd) -> Option<Diagnostic> {
+    const LISTED: usize = 3;
+    let caught: Vec<_> = outcome.reports.iter().filter(|r| !r.is_failure()).collect();
+    caught.first()?;
+    let title = match caught.len() {
+        1 => "the program caught an assertscope.GuardError and went on; it is not the failure".to_string(),
+        n => format!("the program caught {n} assertscope.GuardErrors and went on; they are not the failure"),
+    };
+    let mut note = Diagnostic::new(Severity::Note, None, title);
+    let mut listed: Vec<(u32, &str)> = Vec::new();
+    for r in &caught {
+        if listed.len() == LISTED || listed.contains(&(r.pid, r.diagnosis.cause.as_str())) {
+            continue;
+        }
+        listed.push((r.pid, r.diagnosis.cause.as_str()));
+        let at = r.diagnosis.location.as_ref().map_or(String::new(), |l| {
+            format!(" at {}{}", l.file, l.line.map_or(String::new(), |n| format!(":{n}")))
+        });
+        note = note.note("note", format!("{}: {}{at}", crate::guard_report::who(r), r.diagnosis.title));
+    }
+    if caught.len() > listed.len() && listed.len() == LISTED {
+        note = note.note("note", format!("and {} more", caught.len() - LISTED));
+    }
+    Some(note)
 }
 
 /// The command's own status; a command that succeeded but whose output could not be
@@ -154,11 +200,13 @@ fn write_report(file: &mut std::fs::File, report: &Report) -> anyhow::Result<()>
 /// The diagnosis of a run: what the guard reported, else what the output shows, with the
 /// next step when a device-side assert got past the guard.
 fn diagnosis(outcome: &JobEnd, args: &RunArgs, program: &str) -> Report {
-    let mut report = diagnose::diagnose_job(std::slice::from_ref(&outcome.scan), &outcome.reports);
+    // Only errors that reached the top of a thread or process failed the job.
+    let failures: Vec<_> = outcome.reports.iter().filter(|r| r.is_failure()).cloned().collect();
+    let mut report = diagnose::diagnose_job(std::slice::from_ref(&outcome.scan), &failures);
     if let Ok(cwd) = std::env::current_dir() {
         locations_relative_to(&mut report, &cwd);
     }
-    if outcome.reports.is_empty() {
+    if failures.is_empty() {
         with_next_step(report, outcome, args, program)
     } else {
         report
@@ -191,6 +239,8 @@ fn with_next_step(mut report: Report, outcome: &JobEnd, args: &RunArgs, program:
     }
     let why_missed = if args.guard == GuardMode::Off {
         "the guard was off (--guard off)".to_string()
+    } else if let Some(u) = outcome.unguarded.first() {
+        format!("the guard was off in pid {} ({})", u.pid, u.reason)
     } else if outcome.python_processes == 0 {
         format!("no Python process of `{program}` loaded the guard (is it a Python program, or started with python -I/-E?)")
     } else {

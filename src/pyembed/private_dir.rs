@@ -1,7 +1,8 @@
 //! Private directories in a shared temporary directory (`/dev/shm`, `/tmp`), safe against
 //! other local users: created at once with mode 0700 under an unpredictable name,
-//! checked to be ours, files in them created with `O_EXCL | O_NOFOLLOW`; and removal of
-//! those that runs killed with SIGKILL could not remove themselves.
+//! checked to be ours, files in them created with `O_EXCL | O_NOFOLLOW`; their locks
+//! (held shared by every process that uses one); and removal of those that runs killed
+//! with SIGKILL could not remove themselves, once nothing uses them.
 
 use anyhow::Context;
 use std::io::{Read, Write};
@@ -80,14 +81,54 @@ pub fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
         .open(path)
 }
 
+/// Opens `dir` and takes a shared lock on it, held for as long as the returned file (or
+/// any copy of its descriptor in a child) stays open.
+pub fn lock_shared(dir: &Path) -> std::io::Result<std::fs::File> {
+    let file = open_dir(dir)?;
+    flock(&file, libc::LOCK_SH)?;
+    Ok(file)
+}
+
+fn open_dir(dir: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(dir)
+}
+
+fn flock(file: &std::fs::File, operation: libc::c_int) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor we own.
+    if unsafe { libc::flock(file.as_raw_fd(), operation) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Removes `dir` if no process holds its lock; returns whether it did. The exclusive lock
+/// is held while removing, so no process of the job can take the lock meanwhile.
+pub fn remove_unless_in_use(dir: &Path) -> bool {
+    let Ok(file) = open_dir(dir) else { return false };
+    if flock(&file, libc::LOCK_EX | libc::LOCK_NB).is_err() {
+        return false;
+    }
+    // remove_dir_all does not follow symlinks inside the directory.
+    std::fs::remove_dir_all(dir).is_ok()
+}
+
 /// Removes the private directories of runs on this host that are no longer alive (a
-/// `run` killed with SIGKILL cannot remove its own). Only directories that are ours,
-/// named as we name them, whose process is gone; errors are ignored, as this is tidying.
+/// `run` killed with SIGKILL cannot remove its own) and that no process uses any more:
+/// none holds the lock, and (on Linux) none was started with the directory in its
+/// environment (a shell of the job that lost the lock's descriptor may still start a
+/// Python process). Only directories that are ours, named as we name them; errors are
+/// ignored, as this is tidying.
 pub fn remove_stale(base: &Path) {
     let Ok(entries) = std::fs::read_dir(base) else { return };
     let host = host_name();
     // SAFETY: geteuid cannot fail.
     let me = unsafe { libc::geteuid() };
+    let mut stale = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(pid) = name.to_str().and_then(|n| pid_in_name(n, &host)) else { continue };
@@ -95,12 +136,43 @@ pub fn remove_stale(base: &Path) {
             continue;
         }
         let path = entry.path();
-        let ours = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_dir() && m.uid() == me);
-        if ours {
-            // remove_dir_all does not follow symlinks inside the directory.
-            let _ = std::fs::remove_dir_all(&path);
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_dir() && m.uid() == me) {
+            stale.push(path);
         }
     }
+    if stale.is_empty() {
+        return;
+    }
+    let named = named_in_environments(&stale);
+    for path in stale.iter().filter(|p| !named.contains(p)) {
+        remove_unless_in_use(path);
+    }
+}
+
+/// Those of `dirs` that the environment of some process of ours names.
+#[cfg(target_os = "linux")]
+fn named_in_environments(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(procs) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let mut named = Vec::new();
+    for entry in procs.flatten() {
+        if !entry.file_name().as_bytes().iter().all(u8::is_ascii_digit) {
+            continue;
+        }
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else { continue };
+        for dir in dirs {
+            let needle = dir.as_os_str().as_bytes();
+            if !named.contains(dir) && memchr::memmem::find(&environ, needle).is_some() {
+                named.push(dir.clone());
+            }
+        }
+    }
+    named
+}
+
+#[cfg(not(target_os = "linux"))]
+fn named_in_environments(_dirs: &[PathBuf]) -> Vec<PathBuf> {
+    Vec::new()
 }
 
 /// The pid in `assertscope-HOST-PID-RANDOM` when HOST is this host.

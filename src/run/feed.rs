@@ -39,7 +39,14 @@ pub struct FeedWriter {
     shared: Arc<Shared>,
     /// Where dropped bytes go (spliced there, never copied).
     null: File,
+    /// Copied bytes with no line break yet (a progress bar's `\r` updates): the scanner
+    /// takes whole lines only, so they wait for one, up to [`HELD_BYTES`], rather than
+    /// wake the scanner once per update.
+    held: Vec<u8>,
 }
+
+/// The most bytes held back from the scanner while no line break arrives.
+const HELD_BYTES: usize = 64 << 10;
 
 /// The scanner's end of one stream's copy.
 pub struct FeedReader {
@@ -74,19 +81,39 @@ pub fn feed() -> io::Result<(FeedWriter, FeedReader)> {
     let shared = Arc::new(Shared { read, dropped: Mutex::new(0) });
     let null = File::options().write(true).open("/dev/null")?;
     Ok((
-        FeedWriter { write, shared: shared.clone(), null },
+        FeedWriter { write, shared: shared.clone(), null, held: Vec::new() },
         FeedReader { shared, partial: Vec::new(), read_buf: read_buffer(), open: true },
     ))
 }
 
 impl FeedWriter {
-    /// The pipe's write end, for `tee(2)`.
-    pub fn fd(&self) -> BorrowedFd<'_> {
+    /// The pipe's write end, for `tee(2)`: what is held goes first.
+    pub fn fd(&mut self) -> BorrowedFd<'_> {
+        self.flush();
         self.write.as_fd()
     }
 
-    /// Gives the scanner a copy of `bytes`, dropping its oldest unscanned bytes for room.
-    pub fn copy(&mut self, mut bytes: &[u8]) {
+    /// Gives the scanner a copy of `bytes` (held while no line break arrives).
+    pub fn copy(&mut self, bytes: &[u8]) {
+        if memchr::memchr(b'\n', bytes).is_none() && self.held.len() + bytes.len() < HELD_BYTES {
+            self.held.extend_from_slice(bytes);
+            return;
+        }
+        self.flush();
+        self.write_all(bytes);
+    }
+
+    fn flush(&mut self) {
+        if !self.held.is_empty() {
+            let held = std::mem::take(&mut self.held);
+            self.write_all(&held);
+            self.held = held;
+            self.held.clear();
+        }
+    }
+
+    /// Writes to the scanner's pipe, dropping its oldest unscanned bytes for room.
+    fn write_all(&mut self, mut bytes: &[u8]) {
         while !bytes.is_empty() {
             match (&self.write).write(bytes) {
                 Ok(n) => bytes = &bytes[n..],
@@ -113,6 +140,12 @@ impl FeedWriter {
         };
         let n = discard(&self.shared.read, &self.null, DROP_BYTES);
         *dropped += n as u64;
+    }
+}
+
+impl Drop for FeedWriter {
+    fn drop(&mut self) {
+        self.flush();
     }
 }
 

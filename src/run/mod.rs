@@ -5,16 +5,20 @@
 mod collect;
 mod command;
 mod feed;
+mod job;
 mod output;
 mod pty;
 mod signals;
 mod stdio;
 mod stop;
+mod tree;
+pub mod unguarded;
 #[cfg(target_os = "linux")]
 mod zero_copy;
 
 pub use command::{resolve_program, CannotStart};
 pub use output::Sink;
+pub use signals::die_of;
 
 use crate::guard_report::GuardReport;
 use crate::log::{self, LogScan};
@@ -76,14 +80,18 @@ pub struct JobEnd {
     pub ended: Ended,
     pub scan: LogScan,
     pub reports: Vec<GuardReport>,
-    /// Pids of the Python processes the guard was injected into.
+    /// How many Python processes the guard was injected into.
     pub python_processes: usize,
+    /// The job's Python processes the guard did not reach.
+    pub unguarded: Vec<unguarded::Unguarded>,
     /// The command was stopped by assertscope after a process failed and the grace period.
     pub stopped_after_report: bool,
     /// The command's output could not be written (a full disk): it must not look like success.
     pub output_lost: bool,
     /// The reader of the output went away (`| head`), so the command saw a broken pipe.
     pub reader_gone: bool,
+    /// The signal `run` should end by, after reporting (see `job::Job::die_of`).
+    pub die_of: Option<i32>,
 }
 
 /// Says something on stderr without stopping: assertscope's own trouble never costs the
@@ -109,17 +117,15 @@ pub fn prepare_report_dir(dir: &Path) -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
-/// Runs the command to its end. Errors are returned only for what happens before it
-/// starts; after that, trouble is reported by `warn` and the command's status stands.
+/// Runs the command to its end: until its own process has ended and every process of it
+/// that still holds its output has closed it, as a shell pipeline waits for the last
+/// writer. Errors are returned only for what happens before it starts; after that,
+/// trouble is reported by `warn` and the command's status stands.
 pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<JobEnd> {
     anyhow::ensure!(!command.is_empty(), "no command given: assertscope run -- python train.py");
     let program_path = resolve_program(&command[0])?;
-    if opts.mode != GuardMode::Off || opts.cpu {
-        if let Some(why) = command::why_unguardable(command) {
-            warn(&format!("{why}: the guard cannot be injected; the output is still diagnosed"));
-        }
-    }
-    let package = Materialized::create()?;
+    let guarded = opts.mode != GuardMode::Off || opts.cpu;
+    let mut package = Materialized::create()?;
     let run_id = command::run_id().context("choosing an id for this run")?;
     let report_dir = match &opts.report_dir {
         Some(d) => d.clone(),
@@ -139,22 +145,25 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<JobEnd>
     let feed_pairs = (plumbing.streams.iter().map(|_| feed::feed()))
         .collect::<std::io::Result<Vec<_>>>()
         .context("opening a pipe to the log scanner")?;
-    let mut signals = signals::Forwarder::install()?;
-    let mut child = cmd.spawn().map_err(|e| spawn_error(&program_path, e))?;
+    let signals = signals::Signals::install()?;
+    let launch = job::prepare(&mut cmd, &signals, package.lock_fd());
+    let mut job = launch.spawn(&mut cmd).map_err(|e| spawn_error(&program_path, e))?;
     // `cmd` holds the child's ends of the pipes: drop them, or no read would see the end.
     drop(cmd);
+    let mut watch = guarded.then(|| unguarded::Watch::new(package.path(), package.announcements()));
+    let mut unguarded = Vec::new();
 
     let tail = opts.report_dir.is_some().then(|| Arc::new(Mutex::new(output::Tail::new(OUTPUT_TAIL_BYTES))));
-    let child_ended = output::EndSignal::new()?;
+    let output_done = output::EndSignal::new()?;
     let (feed_writers, feeds): (Vec<_>, Vec<_>) = feed_pairs.into_iter().unzip();
     let pumps: Vec<_> = plumbing
         .streams
         .into_iter()
         .zip(feed_writers)
-        .map(|(s, feed)| output::pump(s.source, s.sink, feed, child_ended.clone()))
+        .map(|(s, feed)| output::pump(s.source, s.sink, feed, output_done.clone()))
         .collect();
     let files = plumbing.files.into_iter().map(|f| feed::FileFeed::new(f.file, f.from)).collect();
-    let lines = feed::ScanInput::new(feeds, files, child_ended.clone());
+    let lines = feed::ScanInput::new(feeds, files, output_done.clone());
     let tail_kept = tail.clone();
     let scanner = std::thread::spawn(move || {
         lines.yield_to_the_job();
@@ -165,38 +174,43 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<JobEnd>
         log::scan(input, "the run", None)
     });
 
-    let child_id = child.id();
-    let mut stop = stop::Policy::new(child_id, opts.grace, report_dir.clone(), run_id.clone());
-    // The child is waited for on its own thread, so its end is seen at once; this thread
-    // passes signals on and applies the stop policy meanwhile.
-    let (done_tx, done_rx) = std::sync::mpsc::channel();
-    let waiter = std::thread::spawn(move || {
-        let status = child.wait();
-        let _ = done_tx.send(());
-        status
-    });
+    let mut stop = stop::Policy::new(opts.grace, report_dir.clone(), run_id.clone());
+    let mut size = plumbing.pty.as_ref().and_then(|(_, sink)| pty::size_of(sink.fd()));
     loop {
-        match done_rx.recv_timeout(Duration::from_millis(50)) {
-            Ok(()) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-        }
-        if signals.pending(child_id).resized {
-            if let Some((master, sink)) = &plumbing.pty {
-                pty::resize_to(master, sink.fd());
+        if let Some(w) = watch.as_mut() {
+            for u in w.look() {
+                warn(&unguarded_notice(&u));
             }
         }
-        stop.tick();
-    }
-    let status = match waiter.join() {
-        Ok(Ok(status)) => Some(status),
-        Ok(Err(e)) => {
-            warn(&format!("waiting for the command failed: {e}"));
-            None
+        let resized = job.on_signals(&signals.take());
+        if let Some((master, sink)) = &plumbing.pty {
+            let now = pty::size_of(sink.fd());
+            if resized || now != size {
+                size = now;
+                pty::resize_to(master, sink.fd());
+                job.signal(libc::SIGWINCH);
+            }
         }
-        Err(_) => None,
-    };
+        job.reap();
+        job.tick();
+        if job.ended().is_none() {
+            stop.tick(&job);
+        } else if pumps.iter().all(|p| p.is_finished()) || job.gives_up_on_output() {
+            break;
+        }
+        output::wait_for(signals.wake_fd(), libc::POLLIN, TICK_MS);
+    }
+    if let Some(w) = watch.as_mut() {
+        unguarded = w.summary();
+    }
+    if job_lives_on(&mut job) {
+        // Processes of the job live on without the output (daemons): their Python
+        // processes keep the guard (a later run removes the directory once none is left).
+        package.keep();
+    }
+    let die_of = job.die_of();
     drop(signals);
-    child_ended.set();
+    output_done.set();
     drop(plumbing.pty);
 
     let (mut output_lost, mut reader_gone) = (false, false);
@@ -228,27 +242,51 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<JobEnd>
             warn(&format!("could not keep the output in --report-dir: {e:#}"));
         }
     }
-    let ended = match status {
-        Some(status) => ended_from(status),
-        None => Ended::Exited(1),
-    };
     Ok(JobEnd {
-        ended,
+        ended: job.ended().unwrap_or(Ended::Exited(1)),
         scan,
         reports,
         python_processes: package.python_processes(),
+        unguarded,
         stopped_after_report: stop.stopped(),
         output_lost,
         reader_gone,
+        die_of,
     })
 }
 
-fn ended_from(status: std::process::ExitStatus) -> Ended {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(c), _) => Ended::Exited(c),
-        (None, Some(s)) => Ended::Signaled(s),
-        (None, None) => Ended::Exited(1),
+/// Whether processes of the job still run without its output. A process closes its
+/// output a moment before it has fully exited: those are given that moment.
+fn job_lives_on(job: &mut job::Job) -> bool {
+    for _ in 0..20 {
+        job.reap();
+        if !tree::members().iter().any(|m| tree::is_running(m.pid)) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    true
+}
+
+/// How long the supervisor's loop sleeps at most: a signal or the end of a stream wakes it
+/// at once; the rest (the stop policy, the look for unguarded processes) runs at this pace.
+const TICK_MS: libc::c_int = 50;
+
+/// The notice for a Python process the guard did not reach.
+pub fn unguarded_notice(u: &unguarded::Unguarded) -> String {
+    format!(
+        "the guard is off in pid {} (`{}`): {}; its output is still diagnosed",
+        u.pid,
+        short(&u.command),
+        u.reason
+    )
+}
+
+fn short(command: &str) -> String {
+    const MOST: usize = 120;
+    match command.char_indices().nth(MOST) {
+        Some((i, _)) => format!("{}…", &command[..i]),
+        None => command.to_string(),
     }
 }
 

@@ -77,7 +77,8 @@ pub enum PumpEnd {
     WriteFailed(Sink, io::Error),
 }
 
-/// Set once the child has ended, and wakes every pump waiting for output.
+/// Set once `run` no longer waits for the output (every writer closed it, or the job was
+/// told to end and the processes it left took too long), and wakes every pump waiting.
 pub struct EndSignal {
     ended: AtomicBool,
     wake_read: std::io::PipeReader,
@@ -100,7 +101,7 @@ impl EndSignal {
         self.ended.load(Ordering::Acquire)
     }
 
-    /// Readable once the child has ended.
+    /// Readable once set.
     pub(super) fn wake_fd(&self) -> BorrowedFd<'_> {
         self.wake_read.as_fd()
     }
@@ -116,10 +117,13 @@ impl PumpEnd {
     }
 }
 
-/// Passes `source` on to `sink` as it arrives, and gives `feed` (the scanner) a copy.
-/// Once the child has ended it passes on what is already buffered and stops, so that a
-/// background process that inherited the output cannot keep `run` waiting.
-pub fn pump(source: File, sink: Sink, feed: FeedWriter, child_ended: Arc<EndSignal>) -> JoinHandle<PumpEnd> {
+/// Passes `source` on to `sink` as it arrives, and gives `feed` (the scanner) a copy,
+/// until every process holding the other end has closed it, as the reader of a pipeline
+/// would: a job's background processes write on after the job's own process has ended.
+/// Once `run` stops waiting (`give_up`), what is already buffered is passed on and the
+/// pump stops. Its end wakes the supervisor.
+pub fn pump(source: File, sink: Sink, feed: FeedWriter, give_up: Arc<EndSignal>) -> JoinHandle<PumpEnd> {
+    let child_ended = give_up;
     std::thread::spawn(move || {
         set_nonblocking(&source);
         let mut feed = feed;
@@ -133,12 +137,13 @@ pub fn pump(source: File, sink: Sink, feed: FeedWriter, child_ended: Arc<EndSign
         // Closing our end now (not when the thread's caller gets to it) is what gives the
         // child its broken pipe.
         drop(source);
+        super::signals::wake();
         end
     })
 }
 
 /// Passes `source` on by reading and writing: for a pty, or a destination that cannot be
-/// spliced to.
+/// spliced to. Small pieces are gathered for a moment first (see [`GATHER`]).
 fn copy(mut source: &File, sink: Sink, feed: &mut FeedWriter, child_ended: &EndSignal) -> PumpEnd {
     let mut buf = vec![0u8; CHUNK];
     loop {
@@ -162,8 +167,21 @@ fn copy(mut source: &File, sink: Sink, feed: &mut FeedWriter, child_ended: &EndS
         if let Err(end) = pass_piece(&buf[..n], sink, feed) {
             return end;
         }
+        if n < SMALL_READ {
+            // A job writing many small pieces (a progress bar's updates) would otherwise
+            // cost a wake-up of `run` and a write to the terminal per piece, competing
+            // with the job for the CPU; a moment's wait lets them gather into one. What
+            // arrives after a pause is still passed on at once.
+            std::thread::sleep(GATHER);
+        }
     }
 }
+
+/// A read smaller than this is followed by [`GATHER`].
+const SMALL_READ: usize = 1024;
+/// How long small pieces are let gather: less than a terminal's frame, more than the
+/// time a job takes to write a few hundred updates (`bench/run/progress.py`).
+const GATHER: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// Passes on bytes read from the child: to the destination first, then a copy for the
 /// scanner (which never holds the output back).

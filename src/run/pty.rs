@@ -36,6 +36,11 @@ fn terminal_size(terminal: BorrowedFd<'_>) -> Option<Winsize> {
     (ok && ws.ws_col > 0).then_some(ws)
 }
 
+/// The size of a terminal (rows, columns, and pixels), to notice a resize.
+pub fn size_of(terminal: BorrowedFd<'_>) -> Option<(u16, u16, u16, u16)> {
+    terminal_size(terminal).map(|ws| (ws.ws_row, ws.ws_col, ws.ws_xpixel, ws.ws_ypixel))
+}
+
 /// Copies the user's terminal size to the pty (after a resize).
 pub fn resize_to(master: &File, terminal: BorrowedFd<'_>) {
     if let Some(ws) = terminal_size(terminal) {

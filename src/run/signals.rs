@@ -1,99 +1,162 @@
-//! Signals sent to `run` are passed on to the command, so that `kill -USR1`, a batch
-//! system's SIGTERM before a time limit, or a hang-up reach the job as they would
-//! without `run`, and `run` itself lives on to report how the job ended.
+//! The signals `run` handles while the command runs. Each one only raises a flag and
+//! wakes the supervisor's loop (`wake_fd`), which decides what to do with it (`job`):
+//! pass it on to the job's process group, relay a stop, reap a child.
+//!
+//! A signal that was ignored when `run` started (`nohup`, a shell starting a background
+//! job without job control ignores SIGINT and SIGQUIT) is left ignored: the job inherits
+//! the ignoring, as it would have without `run`, and `run` passes on nothing the job was
+//! meant to be shielded from.
 
-use nix::sys::signal::{kill, Signal};
-use nix::unistd::Pid;
-use signal_hook::consts::*;
-use signal_hook::iterator::Signals;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
-/// Every signal whose default action would end `run` and that someone may send on
-/// purpose. Not forwarded: the job-control signals (SIGTSTP, SIGCONT, … act on `run` and
-/// the command alike), those the kernel raises for `run`'s own faults (SIGSEGV, …), and
-/// the resource-limit signals that concern `run` itself (SIGXCPU, SIGXFSZ).
-const FORWARDED: &[i32] =
-    &[SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGWINCH];
+/// Signals passed on to the job: every signal whose default action would end `run` and
+/// that someone may send on purpose. Not: those the kernel raises for `run`'s own faults
+/// (SIGSEGV, …) and the resource-limit signals that concern `run` itself (SIGXCPU, SIGXFSZ).
+pub const FORWARDED: &[i32] = &[
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGTERM,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGALRM,
+    libc::SIGVTALRM,
+    libc::SIGPROF,
+];
 
-pub struct Forwarder {
-    signals: Signals,
-    /// A keyboard's Ctrl-C and Ctrl-\ already reach the command, which shares our
-    /// process group; passing them on would deliver them twice. Only those sent by a
-    /// process (`kill -INT`) are passed on then.
-    terminal_delivers_to_group: bool,
-    sent_by_a_process: Vec<signal_hook::SigId>,
+/// Signals about the job and the terminal rather than for it: a child changed state, the
+/// terminal was resized, `run` is asked to stop (Ctrl-Z while `run` holds the terminal) or
+/// was continued.
+const CONTROL: &[i32] = &[libc::SIGCHLD, libc::SIGWINCH, libc::SIGTSTP, libc::SIGCONT];
+
+const SLOTS: usize = 65;
+static PENDING: [AtomicBool; SLOTS] = [const { AtomicBool::new(false) }; SLOTS];
+static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
+
+pub struct Signals {
+    ids: Vec<signal_hook_registry::SigId>,
+    /// SIGCHLD was ignored when `run` started: `run` must handle it to wait for its child,
+    /// and the job gets the ignoring back (`job::spawn`).
+    pub chld_was_ignored: bool,
+    wake_read: File,
+    _wake_write: OwnedFd,
 }
 
-/// Set when SIGINT or SIGQUIT was sent by a process (`kill`), not raised by the
-/// terminal for a key: told apart by the sender's code in the signal's siginfo.
-static INT_SENT: AtomicBool = AtomicBool::new(false);
-static QUIT_SENT: AtomicBool = AtomicBool::new(false);
-
-fn sent_flag(sig: i32) -> &'static AtomicBool {
-    if sig == SIGINT {
-        &INT_SENT
-    } else {
-        &QUIT_SENT
-    }
-}
-
-/// What `pending` saw besides signals it forwarded.
-#[derive(Default)]
-pub struct Received {
-    pub resized: bool,
-}
-
-impl Forwarder {
+impl Signals {
     /// Installed before the command starts: a signal arriving in between is held, not
     /// allowed to kill `run` and orphan the command.
-    pub fn install() -> anyhow::Result<Forwarder> {
-        use std::io::IsTerminal;
-        let mut sent_by_a_process = Vec::new();
-        for sig in [SIGINT, SIGQUIT] {
-            // SAFETY: the action only stores to an atomic, which is async-signal-safe.
-            let id = unsafe {
-                signal_hook_registry::register_sigaction(sig, move |info: &libc::siginfo_t| {
-                    // SI_USER, SI_QUEUE, SI_TKILL, ...: codes <= 0 are sent by a process;
-                    // the terminal's are the kernel's (SI_KERNEL).
-                    if info.si_code <= 0 {
-                        sent_flag(sig).store(true, Ordering::SeqCst);
-                    }
-                })
-            }?;
-            sent_by_a_process.push(id);
+    pub fn install() -> anyhow::Result<Signals> {
+        let (wake_read, wake_write) = std::io::pipe()?;
+        let wake_read = File::from(OwnedFd::from(wake_read));
+        let wake_write = OwnedFd::from(wake_write);
+        super::output::set_nonblocking(&wake_read);
+        set_nonblocking_fd(wake_write.as_raw_fd());
+        WAKE_FD.store(wake_write.as_raw_fd(), Ordering::SeqCst);
+        let mut signals =
+            Signals { ids: Vec::new(), chld_was_ignored: false, wake_read, _wake_write: wake_write };
+        for &sig in FORWARDED.iter().chain(CONTROL) {
+            let ignored = is_ignored(sig);
+            if ignored && sig == libc::SIGCHLD {
+                signals.chld_was_ignored = true;
+            } else if ignored {
+                continue; // left ignored, for the job to inherit
+            }
+            // SAFETY: the action stores to an atomic and writes to a pipe, both
+            // async-signal-safe.
+            let id = unsafe { signal_hook_registry::register(sig, move || raise_flag(sig)) }?;
+            signals.ids.push(id);
         }
-        Ok(Forwarder {
-            signals: Signals::new(FORWARDED)?,
-            terminal_delivers_to_group: std::io::stdin().is_terminal(),
-            sent_by_a_process,
-        })
+        Ok(signals)
     }
 
-    /// Forwards to `child` the signals that arrived since the last call.
-    pub fn pending(&mut self, child: u32) -> Received {
-        let child = Pid::from_raw(child as i32);
-        let mut received = Received::default();
-        for sig in self.signals.pending() {
-            match sig {
-                SIGWINCH => received.resized = true,
-                SIGINT | SIGQUIT
-                    if self.terminal_delivers_to_group && !sent_flag(sig).swap(false, Ordering::SeqCst) => {}
-                other => {
-                    if let Ok(s) = Signal::try_from(other) {
-                        let _ = kill(child, s);
-                    }
-                }
-            }
-        }
-        received
+    /// Readable when a signal has arrived.
+    pub fn wake_fd(&self) -> BorrowedFd<'_> {
+        self.wake_read.as_fd()
+    }
+
+    /// The signals that arrived since the last call.
+    pub fn take(&self) -> Vec<i32> {
+        let mut scratch = [0u8; 64];
+        while (&self.wake_read).read(&mut scratch).is_ok_and(|n| n > 0) {}
+        (1..SLOTS as i32).filter(|&s| PENDING[s as usize].swap(false, Ordering::SeqCst)).collect()
     }
 }
 
-impl Drop for Forwarder {
+impl Drop for Signals {
     fn drop(&mut self) {
-        self.signals.handle().close();
-        for id in self.sent_by_a_process.drain(..) {
-            signal_hook::low_level::unregister(id);
+        WAKE_FD.store(-1, Ordering::SeqCst);
+        for id in self.ids.drain(..) {
+            signal_hook_registry::unregister(id);
         }
+    }
+}
+
+/// Wakes the supervisor's loop from another thread (a pump that has finished).
+pub fn wake() {
+    let fd = WAKE_FD.load(Ordering::SeqCst);
+    if fd >= 0 {
+        // SAFETY: a one-byte write to our own non-blocking pipe; a full pipe already wakes.
+        unsafe { libc::write(fd, b"w".as_ptr().cast(), 1) };
+    }
+}
+
+fn raise_flag(sig: i32) {
+    if let Some(flag) = PENDING.get(sig as usize) {
+        flag.store(true, Ordering::SeqCst);
+    }
+    wake();
+}
+
+fn is_ignored(sig: i32) -> bool {
+    // SAFETY: sigaction with a null new action only reads the current one.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
+fn set_nonblocking_fd(fd: i32) {
+    // SAFETY: F_GETFL/F_SETFL on a descriptor we own.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        }
+    }
+}
+
+/// Stops `run`'s own process group with `sig` (SIGTSTP, SIGTTIN or SIGTTOU), as the
+/// terminal would have stopped it with the job: the default action is put back for the
+/// moment of the stop, so the kernel's rules apply (an orphaned group is not stopped).
+/// Returns once `run` has been continued.
+pub fn stop_own_group(sig: i32) {
+    // SAFETY: sigaction swaps a disposition and restores it; kill(0, …) signals our group.
+    unsafe {
+        let mut default: libc::sigaction = std::mem::zeroed();
+        default.sa_sigaction = libc::SIG_DFL;
+        let mut old: libc::sigaction = std::mem::zeroed();
+        if libc::sigaction(sig, &default, &mut old) != 0 {
+            return;
+        }
+        libc::kill(0, sig);
+        libc::sigaction(sig, &old, std::ptr::null_mut());
+    }
+}
+
+/// Ends `run` the way its job ended, by `sig` with its default action, so that a shell
+/// waiting for `run` sees the job's interrupt (a loop of runs stops at Ctrl-C). Returns
+/// only if `sig` does not end the process.
+pub fn die_of(sig: i32) {
+    // SAFETY: resets one disposition and signals ourselves.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(sig);
     }
 }

@@ -1,49 +1,49 @@
 //! When to stop a command after one of its processes failed: ranks blocked in a
 //! collective would otherwise wait for its timeout (often 30 minutes). The grace period
 //! starts when the failed process has exited while others still run, never at the guard
-//! report itself: a single process that is merely slow to exit is never stopped.
+//! report itself: a single process that is merely slow to exit is never stopped. Only a
+//! failure counts, a `GuardError` that reached the top of its process
+//! (`guard_report::Outcome`): a process that caught one and ended normally failed nothing.
 
-use super::collect::{self, ReportFile};
-use nix::sys::signal::{kill, Signal};
-use nix::unistd::Pid;
+use super::collect;
+use super::job::{self, Job};
+use crate::guard_report::GuardReport;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-/// How long after SIGTERM before SIGKILL.
-const KILL_AFTER: Duration = Duration::from_secs(10);
 /// How often the report directory is listed (it may be on a network file system).
 const LIST_EVERY: Duration = Duration::from_millis(250);
 
 pub struct Policy {
-    child: Pid,
     grace: Duration,
     report_dir: PathBuf,
     run_id: String,
     host: String,
-    failed: Vec<Failed>,
+    reports: HashMap<PathBuf, Seen>,
     listed_at: Option<Instant>,
     term_sent: Option<Instant>,
     kill_sent: bool,
 }
 
-struct Failed {
-    file: PathBuf,
-    /// The failed process, when it ran on this host (its exit can be watched).
+struct Seen {
+    /// The reporting process, when it ran on this host (its exit can be watched).
     local_pid: Option<i32>,
-    /// When it was seen to have exited (for another host's process: when its report
-    /// was seen, the only moment known here).
-    exited_at: Option<Instant>,
+    /// Read and found a failure, or (a local process that has exited) final either way.
+    settled: bool,
+    /// When its process was seen to have exited after failing (for another host's
+    /// process: when its failure was seen, the only moment known here).
+    failed_at: Option<Instant>,
 }
 
 impl Policy {
-    pub fn new(child: u32, grace: Duration, report_dir: PathBuf, run_id: String) -> Policy {
+    pub fn new(grace: Duration, report_dir: PathBuf, run_id: String) -> Policy {
         Policy {
-            child: Pid::from_raw(child as i32),
             grace,
             report_dir,
             run_id,
             host: crate::pyembed::private_dir::host_name(),
-            failed: Vec::new(),
+            reports: HashMap::new(),
             listed_at: None,
             term_sent: None,
             kill_sent: false,
@@ -51,39 +51,30 @@ impl Policy {
     }
 
     /// Called while the command runs; returns true once it has decided to stop it.
-    pub fn tick(&mut self) -> bool {
+    pub fn tick(&mut self, job: &Job) -> bool {
         if self.listed_at.is_none_or(|t| t.elapsed() >= LIST_EVERY) {
             self.listed_at = Some(Instant::now());
             for file in collect::report_files(&self.report_dir, &self.run_id) {
-                if !self.failed.iter().any(|f| f.file == file.path) {
-                    self.failed.push(self.failed_process(file));
-                }
+                let local_pid = (file.host == self.host).then_some(file.pid);
+                self.reports.entry(file.path).or_insert(Seen { local_pid, settled: false, failed_at: None });
+            }
+            for (path, seen) in self.reports.iter_mut().filter(|(_, s)| !s.settled) {
+                seen.look(path);
             }
         }
-        for f in &mut self.failed {
-            if f.exited_at.is_none() && f.local_pid.is_some_and(|pid| !is_running(pid)) {
-                f.exited_at = Some(Instant::now());
-            }
-        }
-        let first_exit = self.failed.iter().filter_map(|f| f.exited_at).min();
-        match (first_exit, self.term_sent) {
+        let first_failure = self.reports.values().filter_map(|s| s.failed_at).min();
+        match (first_failure, self.term_sent) {
             (Some(t), None) if t.elapsed() >= self.grace => {
-                let _ = kill(self.child, Signal::SIGTERM);
+                job.end_with(libc::SIGTERM);
                 self.term_sent = Some(Instant::now());
             }
-            (_, Some(t)) if !self.kill_sent && t.elapsed() >= KILL_AFTER => {
-                let _ = kill(self.child, Signal::SIGKILL);
+            (_, Some(t)) if !self.kill_sent && t.elapsed() >= job::KILL_AFTER => {
+                job.end_with(libc::SIGKILL);
                 self.kill_sent = true;
             }
             _ => {}
         }
         self.term_sent.is_some()
-    }
-
-    fn failed_process(&self, file: ReportFile) -> Failed {
-        let local_pid = (file.host == self.host).then_some(file.pid);
-        let exited_at = if local_pid.is_some() { None } else { Some(Instant::now()) };
-        Failed { file: file.path, local_pid, exited_at }
     }
 
     /// Whether the command was stopped by this policy.
@@ -92,15 +83,25 @@ impl Policy {
     }
 }
 
-/// A process that exists and is not a zombie (a zombie has exited; its parent has only
-/// not collected its status yet).
-fn is_running(pid: i32) -> bool {
-    if kill(Pid::from_raw(pid), None).is_err_and(|e| e == nix::errno::Errno::ESRCH) {
-        return false;
+impl Seen {
+    /// A local report is read once its process has exited (its outcome is final then);
+    /// another host's at each listing until it shows a failure.
+    fn look(&mut self, path: &std::path::Path) {
+        let exited = match self.local_pid {
+            Some(pid) => !super::tree::is_running(pid),
+            None => true,
+        };
+        if !exited {
+            return;
+        }
+        let failed = read(path).is_some_and(|r| r.is_failure());
+        if failed {
+            self.failed_at = Some(Instant::now());
+        }
+        self.settled = failed || self.local_pid.is_some();
     }
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state follows the command name, which is in parentheses and may hold any byte.
-        Ok(stat) => stat.rsplit_once(')').is_none_or(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
-        Err(_) => !std::path::Path::new("/proc/self").exists(),
-    }
+}
+
+fn read(path: &std::path::Path) -> Option<GuardReport> {
+    GuardReport::parse(&std::fs::read_to_string(path).ok()?).ok()
 }

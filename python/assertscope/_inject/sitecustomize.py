@@ -156,6 +156,9 @@ def install():
     if sys.version_info < (3, 9):
         _warn("the guard needs Python 3.9 or newer; running without it")
         return
+    from assertscope import _outcome
+
+    _outcome.install()
     if "torch" in sys.modules:
         _after_torch_import()
     elif not any(getattr(finder, "assertscope_hook", False) for finder in sys.meta_path):
