@@ -72,24 +72,27 @@ fn text<'a>(stats: &mut Stats, a: impl ArrayAccessor<Item = &'a str>, at: &dyn F
 /// The array with dictionaries decoded and half floats widened, so that the readers
 /// below see plain numbers or text. (Arrow's cast kernels would do it, at the cost of
 /// building the arrow-cast crate for these two conversions.)
-fn plain(array: &ArrayRef) -> ArrayRef {
-    match array.data_type() {
+fn plain(array: &ArrayRef) -> Result<ArrayRef, ArrowError> {
+    Ok(match array.data_type() {
         DataType::Dictionary(_, _) => {
             let dictionary = array.as_any_dictionary();
             let values = dictionary.values();
             let keys = dictionary_keys(array);
-            let decoded = decode_numbers_or_text(values, &keys).unwrap_or_else(|| {
-                let values_data = values.to_data();
-                let mut gathered = MutableArrayData::new(vec![&values_data], true, keys.len());
-                for key in &keys {
-                    match *key {
-                        Some(key) if key < values.len() => gathered.extend(0, key, key + 1),
-                        _ => gathered.extend_nulls(1),
+            let decoded = match decode_numbers_or_text(values, &keys) {
+                Some(decoded) => decoded,
+                None => {
+                    let values_data = values.to_data();
+                    let mut gathered = MutableArrayData::new(vec![&values_data], true, keys.len());
+                    for key in &keys {
+                        match *key {
+                            Some(key) if key < values.len() => gathered.try_extend(0, key, key + 1)?,
+                            _ => gathered.try_extend_nulls(1)?,
+                        }
                     }
+                    make_array(gathered.freeze())
                 }
-                make_array(gathered.freeze())
-            });
-            plain(&decoded)
+            };
+            plain(&decoded)?
         }
         DataType::Float16 => Arc::new(
             array
@@ -99,7 +102,7 @@ fn plain(array: &ArrayRef) -> ArrayRef {
                 .collect::<Float32Array>(),
         ),
         _ => array.clone(),
-    }
+    })
 }
 
 /// Each row's index into the dictionary, `None` for a null row. Typed loops, compiled
@@ -194,7 +197,7 @@ fn flat(
         DataType::UInt64 => primitive!(UInt64Type, ints),
         DataType::Float32 => primitive!(Float32Type, floats),
         DataType::Float64 => primitive!(Float64Type, floats),
-        DataType::Float16 | DataType::Dictionary(_, _) => flat(stats, bounds, &plain(array), at)?,
+        DataType::Float16 | DataType::Dictionary(_, _) => flat(stats, bounds, &plain(array)?, at)?,
         DataType::Boolean => {
             let a = array.as_boolean();
             for i in 0..a.len() {
@@ -236,7 +239,7 @@ fn rows(
     nulls: Option<&arrow_buffer::NullBuffer>,
     base: u64,
 ) -> anyhow::Result<()> {
-    let values = match plain(values) {
+    let values = match plain(values)? {
         bools if bools.data_type() == &DataType::Boolean => {
             Arc::new(bools.as_boolean().iter().map(|v| v.map(u8::from)).collect::<UInt8Array>()) as ArrayRef
         }
