@@ -255,7 +255,8 @@ fn labels_not_found_are_a_warning_showing_the_batches_never_ok() {
     assert_eq!(json.json()["diagnoses"][0]["values"]["labels_checked"], false);
     assert!(json.secondary().iter().any(|(_, t)| t.contains("batch['input_ids']: int64 tensor [40, 5]")));
     // Named, they are checked: 10 and 11 are past 10 classes.
-    let run = scan(dir.path(), &["shapes.py:no_label_key", "--num-classes", "10", "--label-key", "cls", "--json"]);
+    let run =
+        scan(dir.path(), &["shapes.py:no_label_key", "--num-classes", "10", "--label-key", "cls", "--json"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(run.diagnosis("target-out-of-range")["values"]["bad_count"], 6);
 }
@@ -300,7 +301,9 @@ fn a_python_without_torch_or_a_missing_file_is_one_line() {
     let bare = venv.join("bin/python");
     let args = |target: &'static str| ["scan", target, "--python", bare.to_str().unwrap()];
     std::fs::write(dir.path().join("train.py"), TRAIN).unwrap();
-    for (target, expect) in [("missing.py:fn", "missing.py: no such file"), ("train.py:train_loader", "cannot import torch")] {
+    for (target, expect) in
+        [("missing.py:fn", "missing.py: no such file"), ("train.py:train_loader", "cannot import torch")]
+    {
         let run = assertscope(dir.path(), &args(target));
         assert_eq!(run.code, 2, "{target}: {}", run.stderr);
         let err = run.stderr.trim_end();
@@ -347,7 +350,9 @@ fn a_signal_ends_the_python_worker_and_the_scan_quietly() {
     if !has_modules(&["torch"]) {
         return;
     }
-    for (signal, whom, code) in [(libc::SIGTERM, "the scan", 143), (libc::SIGINT, "the terminal's group", 130)] {
+    for (signal, whom, code) in
+        [(libc::SIGTERM, "the scan", 143), (libc::SIGINT, "the terminal's group", 130)]
+    {
         let dir = tempdir();
         let (mut child, worker) = start_slow_scan(dir.path());
         let target = if signal == libc::SIGINT { -(child.id() as i32) } else { child.id() as i32 };

@@ -60,7 +60,10 @@ fn binary_input_is_refused() {
     let out = assertscope(&["explain", path.to_str().unwrap()], None);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("model.pt") && err.contains("a zip archive") && err.contains("not a text log"), "{err}");
+    assert!(
+        err.contains("model.pt") && err.contains("a zip archive") && err.contains("not a text log"),
+        "{err}"
+    );
     assert_eq!(err.lines().count(), 1);
 }
 

@@ -132,7 +132,9 @@ fn an_unreadable_file_is_reported_and_the_others_diagnosed_as_ripgrep_does() {
     let locked = write(dir.path(), "rank1.log", b"Traceback (most recent call last):\n");
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
     let missing = dir.path().join("rank2.log");
-    for args in [vec![dir.path()], vec![locked.as_path(), good.as_path()], vec![missing.as_path(), good.as_path()]] {
+    for args in
+        [vec![dir.path()], vec![locked.as_path(), good.as_path()], vec![missing.as_path(), good.as_path()]]
+    {
         let out = explain(&args);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: an unreadable input makes the status 2\n{err}");

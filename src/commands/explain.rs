@@ -3,13 +3,13 @@
 
 use crate::diagnose;
 use crate::guard_report::{self, GuardReport};
+use crate::log::sniff::{self, Kind};
 use crate::log::{self, LogScan};
 use crate::render::{self, style::ColorChoice, style::Palette};
 use crate::report::Report;
 use anyhow::Context;
 use std::fs::File;
 use std::io::{self, IsTerminal, Read, Write};
-use crate::log::sniff::{self, Kind};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
@@ -135,9 +135,14 @@ pub fn read_inputs(inputs: &[PathBuf]) -> anyhow::Result<Inputs> {
             Err(e) => out.unreadable(&e),
         }
     }
-    if logs_in_dirs == 0 && files.iter().any(|(_, in_dir)| *in_dir) && out.scans.is_empty() && out.reports.is_empty()
+    if logs_in_dirs == 0
+        && files.iter().any(|(_, in_dir)| *in_dir)
+        && out.scans.is_empty()
+        && out.reports.is_empty()
     {
-        out.unreadable(&anyhow::anyhow!("no text log in the directories given: every file there was skipped"));
+        out.unreadable(&anyhow::anyhow!(
+            "no text log in the directories given: every file there was skipped"
+        ));
     }
     Ok(out)
 }
@@ -245,7 +250,8 @@ fn log_files_in(dir: &Path, inputs: &mut Inputs) -> Vec<PathBuf> {
             }
         };
         for entry in entries {
-            let Ok(entry) = entry.map_err(|e| inputs.unreadable(&anyhow::Error::new(e).context(d.display().to_string())))
+            let Ok(entry) =
+                entry.map_err(|e| inputs.unreadable(&anyhow::Error::new(e).context(d.display().to_string())))
             else {
                 continue;
             };

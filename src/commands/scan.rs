@@ -137,7 +137,8 @@ fn gather(args: &ScanArgs, plan: &ScanPlan) -> anyhow::Result<Gathered> {
     let stderr_copy = std::io::stderr().as_fd_stdio().context("duplicating stderr for the Python child")?;
     cmd.stdin(Stdio::null()).stdout(stderr_copy);
     let python = args.python.to_string_lossy().into_owned();
-    let (status, stopped) = run_to_the_end(cmd).map_err(|e| anyhow::anyhow!("cannot run {python}: {e} (pass --python PATH)"))?;
+    let (status, stopped) =
+        run_to_the_end(cmd).map_err(|e| anyhow::anyhow!("cannot run {python}: {e} (pass --python PATH)"))?;
     if let Some(signal) = stopped {
         return Ok(Gathered::Stopped(signal));
     }
@@ -191,7 +192,9 @@ fn labels_not_checked(summary: &Summary, scanned: &ScanInspection) -> Option<(St
         return None;
     }
     let why = match &summary.label_key {
-        Some(key) => format!("no labels checked: the item at --label-key {key} does not hold one label per sample"),
+        Some(key) => {
+            format!("no labels checked: the item at --label-key {key} does not hold one label per sample")
+        }
         None => "no labels checked: no item of the batches was taken for the labels".to_string(),
     };
     let items: Vec<String> = summary.structure.iter().map(BatchItem::to_string).collect();

@@ -91,10 +91,19 @@ mod tests {
     /// 256 KiB: the walk and every drop stay within it.
     #[test]
     fn frees_a_tree_nested_a_hundred_thousand_levels_on_a_small_stack() {
-        for text in ["x = " .to_string() + &"-".repeat(100_000) + "1", "x = ".to_string() + &"(".repeat(50_000) + &")".repeat(50_000)] {
-            let parsed = ruff_python_parser::parse_unchecked_source(&text, ruff_python_ast::PySourceType::Python);
+        for text in [
+            "x = ".to_string() + &"-".repeat(100_000) + "1",
+            "x = ".to_string() + &"(".repeat(50_000) + &")".repeat(50_000),
+        ] {
+            let parsed =
+                ruff_python_parser::parse_unchecked_source(&text, ruff_python_ast::PySourceType::Python);
             let module = parsed.into_syntax();
-            std::thread::Builder::new().stack_size(256 << 10).spawn(move || drop_deep(module)).unwrap().join().unwrap();
+            std::thread::Builder::new()
+                .stack_size(256 << 10)
+                .spawn(move || drop_deep(module))
+                .unwrap()
+                .join()
+                .unwrap();
         }
     }
 }

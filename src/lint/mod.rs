@@ -9,10 +9,10 @@
 //! SARIF.
 
 mod dismantle;
-mod nesting;
 pub mod flow;
 pub mod imports;
 mod losses;
+mod nesting;
 pub mod noqa;
 pub mod output;
 pub mod rules;

@@ -60,7 +60,10 @@ pub fn too_deep(text: &str, limit: usize) -> Option<usize> {
             }
             b'\\' => i + 2,
             _ if b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80 => {
-                let end = i + bytes[i..].iter().take_while(|&&c| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80).count();
+                let end = i + bytes[i..]
+                    .iter()
+                    .take_while(|&&c| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80)
+                    .count();
                 scan.word(&bytes[i..end]);
                 end
             }
@@ -251,7 +254,9 @@ mod tests {
         let sum = (0..100_000).map(|i| format!("not x{i}")).collect::<Vec<_>>().join(" and ");
         let strings = format!("s = '{}' \"((((\" '''\n((((\n'''  # (((( \n", "(".repeat(10_000));
         let lines = "x = -a - -b\ny = (1 +\n  -2)\n".repeat(50_000);
-        for text in [format!("x = [{values}]"), format!("y = {squares}"), format!("z = {sum}"), strings, lines] {
+        for text in
+            [format!("x = [{values}]"), format!("y = {squares}"), format!("z = {sum}"), strings, lines]
+        {
             assert!(!depth_over(&text, 50), "{}", &text[..40]);
         }
     }

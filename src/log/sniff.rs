@@ -10,7 +10,9 @@ use std::io::{self, Read};
 pub enum Kind {
     Text,
     /// UTF-16 with a byte order mark, little- or big-endian.
-    Utf16 { big_endian: bool },
+    Utf16 {
+        big_endian: bool,
+    },
     /// Not text: what it looks like.
     Binary(&'static str),
 }
