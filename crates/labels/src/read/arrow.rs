@@ -211,7 +211,7 @@ fn flat(
         DataType::Utf8 => text(stats, array.as_string::<i32>(), at),
         DataType::LargeUtf8 => text(stats, array.as_string::<i64>(), at),
         DataType::Utf8View => text(stats, array.as_string_view(), at),
-        DataType::Null => (0..array.len()).for_each(|i| stats.null(at(i))),
+        DataType::Null => stats.nulls(array.len() as u64, |i| at(i as usize)),
         other => bail!(
             "unsupported column type {}: check reads numbers, text and lists of numbers",
             type_name(other)
@@ -293,8 +293,17 @@ fn rows(
     Ok(())
 }
 
-/// A short, NumPy-like name for an Arrow type.
+/// A short, NumPy-like name for an Arrow type; deep or wide nesting is cut with `…`.
 pub fn type_name(t: &DataType) -> String {
+    type_name_within(t, 4)
+}
+
+fn type_name_within(t: &DataType, depth: usize) -> String {
+    const FIELDS_SHOWN: usize = 8;
+    if depth == 0 && t.is_nested() {
+        return "…".into();
+    }
+    let inner = |t: &DataType| type_name_within(t, depth - 1);
     match t {
         DataType::Int8 => "int8".into(),
         DataType::Int16 => "int16".into(),
@@ -309,13 +318,23 @@ pub fn type_name(t: &DataType) -> String {
         DataType::Float64 => "float64".into(),
         DataType::Boolean => "bool".into(),
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "text".into(),
-        DataType::List(f) | DataType::LargeList(f) => format!("list<{}>", type_name(f.data_type())),
-        DataType::FixedSizeList(f, n) => format!("list<{}>[{n}]", type_name(f.data_type())),
-        DataType::Dictionary(_, v) => type_name(v),
+        DataType::List(f) | DataType::LargeList(f) => format!("list<{}>", inner(f.data_type())),
+        DataType::FixedSizeList(f, n) => format!("list<{}>[{n}]", inner(f.data_type())),
+        DataType::Dictionary(_, v) => type_name_within(v, depth),
         DataType::Struct(fields) => {
-            let fields: Vec<String> =
-                fields.iter().map(|f| format!("{}: {}", f.name(), type_name(f.data_type()))).collect();
-            format!("struct<{}>", fields.join(", "))
+            let mut shown: Vec<String> = fields
+                .iter()
+                .take(FIELDS_SHOWN)
+                .map(|f| format!("{}: {}", super::shorten(f.name()), inner(f.data_type())))
+                .collect();
+            if fields.len() > FIELDS_SHOWN {
+                shown.push(format!("… ({} fields)", fields.len()));
+            }
+            format!("struct<{}>", shown.join(", "))
+        }
+        DataType::Map(_, _) | DataType::Union(_, _) | DataType::RunEndEncoded(_, _) => {
+            let full = t.to_string();
+            super::shorten(&full)
         }
         other => other.to_string(),
     }
@@ -390,6 +409,7 @@ pub fn push_batches(
     let mut rows = 0u64;
     for batch in batches {
         let batch = batch.map_err(|e| anyhow::anyhow!("{shown}: cannot decode row {rows} onwards: {e}"))?;
+        crate::read::guard::on_time().map_err(|e| anyhow::anyhow!("{shown}: at row {rows}: {e}"))?;
         push(stats, bounds, batch.column(0), nested, rows).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
         rows += batch.num_rows() as u64;
     }

@@ -78,6 +78,21 @@ pub(super) struct ColumnOut<'a> {
     rows: u64,
 }
 
+/// Levels gathered for one list row before it is complete: a row longer than any label
+/// row is refused rather than gathered without end.
+const MAX_ROW_LEVELS: usize = 1 << 24;
+
+/// Fails on levels outside `0..=max`, which the column's schema does not allow (pyarrow:
+/// "Malformed levels").
+fn check_levels(kind: &str, levels: &[i16], max: i16) -> anyhow::Result<()> {
+    match levels.iter().find(|&&l| l < 0 || l > max) {
+        Some(bad) => {
+            anyhow::bail!("malformed levels: a {kind} level of {bad}, where the column's maximum is {max}")
+        }
+        None => Ok(()),
+    }
+}
+
 /// A batch's levels: empty when the column has none of that kind.
 #[derive(Default)]
 struct Levels {
@@ -106,7 +121,7 @@ impl<'a> ColumnOut<'a> {
     pub fn read<P: ParquetType, V: Decoded<P::T>>(
         &mut self,
         mut reader: ColumnReaderImpl<P>,
-    ) -> parquet::errors::Result<u64> {
+    ) -> anyhow::Result<u64> {
         let (mut levels, mut stored, mut scratch, mut row) =
             (Levels::default(), Vec::new(), Vec::new(), Vec::new());
         let Shape::List { list_def } = self.leaf.shape else {
@@ -130,6 +145,9 @@ impl<'a> ColumnOut<'a> {
                 0 => levels.rep.len(),
                 _ => levels.rep.iter().rposition(|&r| r == 0).unwrap_or(0),
             };
+            if complete == 0 && levels.rep.len() > MAX_ROW_LEVELS {
+                anyhow::bail!("the list in row {} holds more than {MAX_ROW_LEVELS} values", self.rows);
+            }
             if complete > 0 {
                 let max_def = self.leaf.max_def;
                 let stored_values = levels.def[..complete].iter().filter(|&&d| d == max_def).count();
@@ -147,7 +165,7 @@ impl<'a> ColumnOut<'a> {
         }
     }
 
-    pub fn text(&mut self, mut reader: ColumnReaderImpl<ByteArrayType>) -> parquet::errors::Result<u64> {
+    pub fn text(&mut self, mut reader: ColumnReaderImpl<ByteArrayType>) -> anyhow::Result<u64> {
         let (mut levels, mut stored) = (Levels::default(), Vec::new());
         loop {
             levels.clear();
@@ -173,16 +191,34 @@ impl<'a> ColumnOut<'a> {
 
     /// Decodes about `max` more rows, appending to `levels` and `stored`; returns how many
     /// levels were read (one per row for a scalar column), 0 at the end of the chunk.
+    /// Fails when the levels and values decoded do not fit the column, or when the file's
+    /// deadline has passed.
     fn next_batch<P: ParquetType>(
         &self,
         reader: &mut ColumnReaderImpl<P>,
         max: usize,
         levels: &mut Levels,
         stored: &mut Vec<P::T>,
-    ) -> parquet::errors::Result<usize> {
+    ) -> anyhow::Result<usize> {
+        crate::read::guard::on_time()?;
+        let (def_from, rep_from, stored_from) = (levels.def.len(), levels.rep.len(), stored.len());
         let def = (self.leaf.max_def > 0).then_some(&mut levels.def);
         let rep = (self.leaf.shape != Shape::Scalar).then_some(&mut levels.rep);
         let (_, _, levels_read) = reader.read_records(max, def, rep, stored)?;
+        let max_rep = i16::from(self.leaf.shape != Shape::Scalar);
+        check_levels("definition", &levels.def[def_from..], self.leaf.max_def)?;
+        check_levels("repetition", &levels.rep[rep_from..], max_rep)?;
+        if rep_from == 0 && self.rows == 0 && levels.rep.first().is_some_and(|&r| r != 0) {
+            anyhow::bail!("malformed levels: the column chunk starts inside a list");
+        }
+        let new_values = stored.len() - stored_from;
+        let non_null = match self.leaf.max_def {
+            0 => levels_read,
+            max_def => levels.def[def_from..].iter().filter(|&&d| d == max_def).count(),
+        };
+        if new_values != non_null {
+            anyhow::bail!("the page holds {new_values} values for {non_null} non-null levels");
+        }
         Ok(levels_read)
     }
 
@@ -196,12 +232,14 @@ impl<'a> ColumnOut<'a> {
         }
         let (mut i, mut v) = (0, 0);
         while i < def.len() {
+            let start = i;
             if def[i] < max_def {
-                stats.null(Pos::row(base + i as u64));
-                i += 1;
+                while i < def.len() && def[i] < max_def {
+                    i += 1;
+                }
+                stats.nulls((i - start) as u64, |k| Pos::row(base + start as u64 + k));
                 continue;
             }
-            let start = i;
             while i < def.len() && def[i] == max_def {
                 i += 1;
             }

@@ -7,8 +7,10 @@
 //! embeds (which knows fixed-size lists, dictionaries and durations), otherwise from the
 //! Parquet schema's logical types.
 
+mod claims;
 mod decode;
 mod schema;
+mod thrift;
 
 use self::decode::ColumnOut;
 use self::schema::{arrow_schema_of, Decode, Leaf};
@@ -20,7 +22,7 @@ use parquet::column::reader::get_typed_column_reader;
 use parquet::data_type::{
     BoolType, ByteArrayType, DoubleType, FixedLenByteArrayType, FloatType, Int32Type, Int64Type,
 };
-use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::metadata::ParquetMetaData;
 use parquet::file::properties::ReaderProperties;
 use parquet::file::reader::RowGroupReader;
 use parquet::file::serialized_reader::SerializedRowGroupReader;
@@ -52,8 +54,8 @@ pub fn count_rows(file: &InputFile) -> anyhow::Result<u64> {
 
 fn metadata(file: &InputFile) -> anyhow::Result<ParquetMetaData> {
     let f = open(file)?;
-    ParquetMetaDataReader::new()
-        .parse_and_finish(&f)
+    let len = f.metadata()?.len();
+    claims::read_metadata(&f, len)
         .map_err(|e| anyhow::anyhow!("{}: not a readable Parquet file: {e}", file.display()))
 }
 
@@ -77,20 +79,23 @@ impl Unit for RowGroups {
         }
         let leaf = s.leaf.as_ref().map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
         let file = Arc::new(std::fs::File::open(&s.path)?);
+        let len = file.metadata()?.len();
         let props = Arc::new(ReaderProperties::builder().build());
         let mut rows = 0u64;
         for &group in &self.groups {
-            let cannot = |rows: u64, e: parquet::errors::ParquetError| {
+            let cannot = |rows: u64, e: &dyn std::fmt::Display| {
                 anyhow::anyhow!("{shown}: cannot decode row {rows} onwards: {e}")
             };
+            let chunk = s.meta.row_group(group).column(leaf.column);
+            claims::check_column_chunk(&file, len, chunk).map_err(|e| cannot(rows, &e))?;
             let reader = SerializedRowGroupReader::new(
                 file.clone(),
                 s.meta.row_group(group),
                 s.meta.page_index_for_row_group(group),
                 props.clone(),
             )
-            .map_err(|e| cannot(rows, e))?;
-            let column = reader.get_column_reader(leaf.column).map_err(|e| cannot(rows, e))?;
+            .map_err(|e| cannot(rows, &e))?;
+            let column = reader.get_column_reader(leaf.column).map_err(|e| cannot(rows, &e))?;
             let mut out = ColumnOut::new(stats, ctx.bounds, leaf, rows);
             let result = match leaf.decode {
                 Decode::Int32 => out.read::<Int32Type, i32>(get_typed_column_reader(column)),
@@ -104,7 +109,7 @@ impl Unit for RowGroups {
                 Decode::Text => out.text(get_typed_column_reader::<ByteArrayType>(column)),
             };
             let done = out.rows();
-            rows = result.map_err(|e| cannot(done, e))?;
+            rows = result.map_err(|e| cannot(done, &e))?;
         }
         Ok(UnitEnd { rows, lines: 0 })
     }
