@@ -188,3 +188,15 @@ fn symlink_loops_fifos_and_directories_named_like_logs() {
     let err = stderr(&out);
     assert!(err.contains("loop.log") && err.lines().count() == 1, "{err}");
 }
+
+#[test]
+fn a_device_is_refused_rather_than_read_forever() {
+    // Before: /dev/zero was read for ever, as "text" of NULs.
+    let dir = open_tempdir();
+    let good = write(dir.path(), "rank0.log", &devset("023"));
+    let out = explain(&[Path::new("/dev/zero"), &good]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(cause(&out), "target-out-of-range");
+    let err = stderr(&out);
+    assert!(err.contains("/dev/zero: a device") && err.lines().count() == 1, "{err}");
+}

@@ -9,6 +9,7 @@ use crate::render::{self, style::ColorChoice, style::Palette};
 use crate::report::Report;
 use anyhow::Context;
 use std::fs::File;
+use std::os::unix::fs::FileTypeExt;
 use std::io::{self, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -181,6 +182,11 @@ fn scan_stdin() -> anyhow::Result<LogScan> {
 
 fn scan_file(path: &Path, rank: Option<u32>) -> anyhow::Result<LogScan> {
     let file = File::open(path).with_context(|| format!("{}", path.display()))?;
+    // A device never ends (/dev/zero) and holds no log; a FIFO or a terminal may.
+    let kind = file.metadata().with_context(|| format!("{}", path.display()))?.file_type();
+    if (kind.is_block_device() || kind.is_char_device()) && !file.is_terminal() {
+        anyhow::bail!("{}: a device, not a log file (pipe a log in, or name the file)", path.display());
+    }
     let name = path.display().to_string();
     if let Some(scan) = scan_mapped_file(&file, &name, rank).with_context(|| name.clone())? {
         return Ok(scan);
