@@ -35,9 +35,10 @@ pub const LOCAL_RANK_VARIABLES: [&str; 4] =
 pub const WORLD_SIZE_VARIABLES: [&str; 4] =
     ["WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"];
 
-/// The `version` of the facts document `python -m assertscope.scan` writes (2: facts
-/// per field, judged by the binary; 1 held findings decided in Python).
-pub const SCAN_RESULT_VERSION: u64 = 2;
+/// The `version` of the facts document `python -m assertscope.scan` writes (3: with the
+/// items of the first batch; 2: facts per field, judged by the binary; 1 held findings
+/// decided in Python).
+pub const SCAN_RESULT_VERSION: u64 = 3;
 
 /// The first of `names` set to a non-negative integer.
 pub fn env_number(names: &[&str]) -> Option<u32> {

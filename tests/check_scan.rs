@@ -199,3 +199,176 @@ fn scan_and_check_judge_the_same_labels_alike() {
         assert_eq!(from_file, findings(&scanned, "batch[1]: "), "{name}");
     }
 }
+
+const SHAPES: &str = r#"
+import os, time, torch
+from torch.utils.data import Dataset, DataLoader
+
+class NoLabelKey(Dataset):
+    def __len__(self): return 40
+    def __getitem__(self, i): return {"input_ids": torch.arange(5), "cls": torch.tensor(i % 12)}
+
+class ListLabels(Dataset):
+    def __len__(self): return 40
+    def __getitem__(self, i): return torch.zeros(3), [i % 15, (i + 1) % 15]
+
+def keep_lists(items):
+    return torch.stack([x for x, _ in items]), [y for _, y in items]
+
+class RaggedLabels(Dataset):
+    def __len__(self): return 40
+    def __getitem__(self, i): return torch.zeros(3), [j * 4 for j in range(i % 4 + 1)]
+
+no_label_key = NoLabelKey()
+list_labels = DataLoader(ListLabels(), batch_size=8)
+ragged_labels = DataLoader(RaggedLabels(), batch_size=8, collate_fn=keep_lists)
+
+class Slow(Dataset):
+    def __len__(self): return 100000
+    def __getitem__(self, i):
+        if i == 0:
+            with open("child.pid", "w") as f:
+                f.write(str(os.getpid()))
+        end = time.time() + 0.01
+        while time.time() < end:
+            pass
+        return torch.zeros(2), 1
+
+slow = DataLoader(Slow(), batch_size=4)
+"#;
+
+#[test]
+fn labels_not_found_are_a_warning_showing_the_batches_never_ok() {
+    // Before: "ok: every batch passed", having checked no label.
+    if !has_modules(&["torch"]) {
+        return;
+    }
+    let dir = tempdir();
+    std::fs::write(dir.path().join("shapes.py"), SHAPES).unwrap();
+    let run = scan(dir.path(), &["shapes.py:no_label_key", "--num-classes", "10", "--no-progress"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(!run.stdout.contains("ok"), "{}", run.stdout);
+    assert!(run.stdout.contains("warning: no labels checked"), "{}", run.stdout);
+    assert!(run.stdout.contains("batch['cls']: int64 tensor [40]"), "{}", run.stdout);
+    assert!(run.stdout.contains("--label-key"), "{}", run.stdout);
+    let json = scan(dir.path(), &["shapes.py:no_label_key", "--num-classes", "10", "--json"]);
+    assert_eq!(json.json()["diagnoses"][0]["values"]["labels_checked"], false);
+    assert!(json.secondary().iter().any(|(_, t)| t.contains("batch['input_ids']: int64 tensor [40, 5]")));
+    // Named, they are checked: 10 and 11 are past 10 classes.
+    let run =
+        scan(dir.path(), &["shapes.py:no_label_key", "--num-classes", "10", "--label-key", "cls", "--json"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.diagnosis("target-out-of-range")["values"]["bad_count"], 6);
+}
+
+#[test]
+fn per_sample_label_lists_are_checked_collated_or_ragged() {
+    // Before: default_collate's list of per-position tensors was taken for a batch of 2
+    // (a batch-size mismatch), and a collate_fn's lists of lists for text.
+    if !has_modules(&["torch"]) {
+        return;
+    }
+    let dir = tempdir();
+    std::fs::write(dir.path().join("shapes.py"), SHAPES).unwrap();
+    let run = scan(dir.path(), &["shapes.py:list_labels", "--num-classes", "10", "--json"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.causes()[0], "target-out-of-range");
+    // i % 15 and (i + 1) % 15 over 40 samples: 21 of the 80 labels are 10 or more.
+    assert_eq!(run.diagnosis("target-out-of-range")["values"]["bad_count"], 21);
+    let run = scan(dir.path(), &["shapes.py:ragged_labels", "--num-classes", "10", "--json"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let d = run.diagnosis("target-out-of-range");
+    // Samples with 4 labels (i % 4 == 3) hold 12: 10 of them.
+    assert_eq!(d["values"]["bad_count"], 10);
+    assert_eq!(d["values"]["first_indices"][0], 3);
+}
+
+#[test]
+fn a_python_without_torch_or_a_missing_file_is_one_line() {
+    // Before (issue #24): a Python traceback, then the line.
+    let dir = tempdir();
+    let venv = dir.path().join("venv");
+    let made = std::process::Command::new(python())
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !made {
+        skip("cannot make a virtual environment without torch");
+        return;
+    }
+    let bare = venv.join("bin/python");
+    let args = |target: &'static str| ["scan", target, "--python", bare.to_str().unwrap()];
+    std::fs::write(dir.path().join("train.py"), TRAIN).unwrap();
+    for (target, expect) in
+        [("missing.py:fn", "missing.py: no such file"), ("train.py:train_loader", "cannot import torch")]
+    {
+        let run = assertscope(dir.path(), &args(target));
+        assert_eq!(run.code, 2, "{target}: {}", run.stderr);
+        let err = run.stderr.trim_end();
+        assert_eq!(err.lines().count(), 1, "{target}: {err}");
+        assert!(err.contains(expect) && !err.contains("Traceback"), "{target}: {err}");
+    }
+}
+
+/// Starts `scan shapes.py:slow` in a process group of its own (as a shell runs a job), its
+/// stderr to a file, and returns it with the pid of its Python child once the child is
+/// iterating.
+fn start_slow_scan(dir: &std::path::Path) -> (std::process::Child, i32) {
+    use std::os::unix::process::CommandExt;
+    std::fs::write(dir.join("shapes.py"), SHAPES).unwrap();
+    let python = python();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_assertscope"))
+        .args(["scan", "shapes.py:slow", "--no-progress", "--python", python.to_str().unwrap()])
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(dir.join("stderr.txt")).unwrap())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let pid_file = dir.join("child.pid");
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file).ok().and_then(|s| s.trim().parse().ok()) {
+            return (child, pid);
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(300), "the scan never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+fn alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
+#[test]
+fn a_signal_ends_the_python_worker_and_the_scan_quietly() {
+    // Before: `kill -TERM` left the worker running at 100% CPU, reparented to PID 1; Ctrl-C
+    // printed its KeyboardInterrupt traceback after the shell prompt.
+    if !has_modules(&["torch"]) {
+        return;
+    }
+    for (signal, whom, code) in
+        [(libc::SIGTERM, "the scan", 143), (libc::SIGINT, "the terminal's group", 130)]
+    {
+        let dir = tempdir();
+        let (mut child, worker) = start_slow_scan(dir.path());
+        let target = if signal == libc::SIGINT { -(child.id() as i32) } else { child.id() as i32 };
+        // SAFETY: kill has no memory effects.
+        unsafe { libc::kill(target, signal) };
+        let status = child.wait().unwrap();
+        let outlived = alive(worker);
+        if outlived {
+            // SAFETY: as above; the worker is this test's.
+            unsafe { libc::kill(worker, libc::SIGKILL) };
+        }
+        use std::os::unix::process::ExitStatusExt;
+        let code_seen = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
+        assert!(!outlived, "signal {signal} to {whom}: the Python worker {worker} outlived the scan");
+        assert_eq!(code_seen, code, "signal {signal} to {whom}");
+        let stderr = std::fs::read_to_string(dir.path().join("stderr.txt")).unwrap();
+        assert!(!stderr.contains("Traceback") && !stderr.contains("KeyboardInterrupt"), "{stderr}");
+    }
+}

@@ -332,3 +332,41 @@ fn every_example_bug_is_found() {
     .collect();
     assert_eq!(found, expected);
 }
+
+/// `assertscope lint --output-format json FILE` with its address space limited to 1 GiB, as
+/// `ulimit -v` limits it.
+fn lint_in_1_gib(dir: &Path, file: &str) -> Output {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_assertscope"));
+    cmd.current_dir(dir).args(["lint", "--output-format", "json", file]);
+    // SAFETY: setrlimit is async-signal-safe and allocates nothing.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit { rlim_cur: 1 << 30, rlim_max: 1 << 30 };
+            match libc::setrlimit(libc::RLIMIT_AS, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    cmd.output().expect("run assertscope")
+}
+
+#[test]
+fn deep_nesting_under_an_address_space_limit_is_a_finding_not_a_panic() {
+    // Before: lint reserved 512 bytes of stack per source byte to free a deep tree, which
+    // `ulimit -v` refused: a panic (exit 101).
+    let dir = tempfile::tempdir().unwrap();
+    // Two million unary minuses: CPython refuses it (a MemoryError in its parser).
+    std::fs::write(dir.path().join("minus.py"), format!("x = {}1\n", "-".repeat(2_000_000))).unwrap();
+    // A million-term sum: flat to parse, a million levels deep as a tree.
+    let sum = vec!["1"; 1_000_000].join(" + ");
+    std::fs::write(dir.path().join("sum.py"), format!("import torch\nx = {sum}\n")).unwrap();
+    let out = lint_in_1_gib(dir.path(), "minus.py");
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let found = json(&out);
+    assert_eq!(findings(&found), vec![("minus.py".to_string(), 1, "syntax-error".to_string())]);
+    assert!(found.to_string().contains("levels deep"), "{found}");
+    let out = lint_in_1_gib(dir.path(), "sum.py");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}

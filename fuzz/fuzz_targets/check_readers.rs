@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = std::fs::create_dir_all(&dir);
     let path = dir.join(format!("input.{ext}"));
     std::fs::write(&path, &bytes).expect("writing the fuzz input");
-    let mut opts = CheckOptions { inputs: vec![path.to_string_lossy().into_owned()], ..CheckOptions::default() };
+    let mut opts = CheckOptions { inputs: vec![path.clone()], ..CheckOptions::default() };
     opts.num_classes = (selector & 0x04 != 0).then_some(10);
     opts.max_positions = (selector & 0x08 != 0).then_some(4);
     opts.read.column = (selector & 0x10 != 0).then(|| "1".to_string());

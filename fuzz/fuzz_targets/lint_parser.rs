@@ -3,7 +3,7 @@
 //! hang, whatever the bytes.
 #![no_main]
 
-use assertscope::lint::walk::Outcome;
+use assertscope::lint::walk::LintRun;
 use assertscope::lint::{lint_source, output, Selection};
 use assertscope::render::style::Palette;
 use libfuzzer_sys::fuzz_target;
@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
     for finding in &findings {
         assert!(finding.line >= 1 && finding.column >= 1, "{finding:?}");
     }
-    let outcome = Outcome { findings, files: 1, lines: text.lines().count(), ..Outcome::default() };
+    let outcome = LintRun { findings, files: 1, lines: text.lines().count(), ..LintRun::default() };
     let mut rendered = Vec::new();
     output::write_text(&mut rendered, &outcome, &Palette::new(false)).unwrap();
     output::write_sarif(&mut Vec::new(), &outcome).unwrap();

@@ -22,7 +22,7 @@ LOCAL_RANK_VARIABLES = ("LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RA
 WORLD_SIZE_VARIABLES = ("WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE")
 
 # The version of the facts document `python -m assertscope.scan` writes.
-SCAN_RESULT_VERSION = 2
+SCAN_RESULT_VERSION = 3
 
 
 def env_number(names):

@@ -55,8 +55,9 @@ class ScanError(Exception):
 # --------------------------------------------------------------------------- loading
 
 
-def load_target(spec: str):
-    """Imports ``file.py:name`` or ``package.module:name`` and returns the object."""
+def locate(spec: str):
+    """``(where, name, path)`` of ``file.py:name`` (``path`` the file's) or of
+    ``package.module:name`` (``path`` None); checked before anything is imported."""
     if ":" not in spec:
         raise ScanError(f"{spec}: name the object as path/to/file.py:name or package.module:name")
     where, name = spec.rsplit(":", 1)
@@ -66,6 +67,25 @@ def load_target(spec: str):
         path = os.path.abspath(where)
         if not os.path.isfile(path):
             raise ScanError(f"{where}: no such file")
+        return where, name, path
+    return where, name, None
+
+
+def import_torch():
+    """torch, or a one-line error saying which Python lacks it."""
+    try:
+        import torch
+    except ImportError as e:
+        raise ScanError(
+            f"{sys.executable} cannot import torch ({one_line(e)}): pass --python PATH to the Python that has it"
+        ) from None
+    return torch
+
+
+def load_target(spec: str):
+    """Imports ``file.py:name`` or ``package.module:name`` and returns the object."""
+    where, name, path = locate(spec)
+    if path is not None:
         directory = os.path.dirname(path)
         if directory not in sys.path:
             sys.path.insert(0, directory)
@@ -501,6 +521,8 @@ class Gatherer:
         self.first_size = None
         self.last_size = None
         self.mismatches = {"count": 0, "first": []}
+        # The items of the first batch, so that labels not found can be looked for.
+        self.structure = None
 
     def field(self, name, role) -> FieldFacts:
         if name not in self.fields:
@@ -539,6 +561,8 @@ class Gatherer:
     def add(self, batch_no, batch, indices):
         import torch
 
+        if self.structure is None:
+            self.structure = structure(batch)
         inputs, label = self.split(batch)
         if self.unbatched:
             # Without automatic batching each "batch" is one sample: give it a batch dimension.
@@ -569,10 +593,17 @@ class Gatherer:
         if label is None:
             return
         name, y = label
+        y = per_sample_rows(y, size)
         if first is not None and sample_count(y) != sample_count(first[1]):
-            self.mismatch(batch_no, first, label, indices)
-        if sample_count(y) == size:
-            self.field(name, "labels").add(batch_no, y, indices)
+            self.mismatch(batch_no, first, (name, y), indices)
+        if sample_count(y) != size:
+            return
+        labels = self.field(name, "labels")
+        if isinstance(y, list) and y and all(torch.is_tensor(row) for row in y):
+            for row, index in zip(y, indices):  # ragged: one sample at a time
+                labels.add(batch_no, row.unsqueeze(0), [index])
+        else:
+            labels.add(batch_no, y, indices)
 
     def token_field(self, inputs):
         """The input holding token ids (the first integer one) when a vocabulary size is given."""
@@ -605,7 +636,54 @@ class Gatherer:
                 "size_mismatches": self.mismatches,
             },
             "fields": [f.to_json() for f in self.fields.values()],
+            "structure": self.structure or [],
         }
+
+
+def per_sample_rows(y, size):
+    """Labels that are a list per sample, as rows: ``default_collate`` turns B samples of
+    L labels each into L tensors of B (stacked back into ``[B, L]``), and a ``collate_fn``
+    that keeps them gives B lists or 1-D tensors, of one length (stacked) or of several
+    (a list of rows). Anything else is returned as it is."""
+    import torch
+
+    if not isinstance(y, (list, tuple)) or not y:
+        return y
+    if len(y) != size and all(torch.is_tensor(t) and t.dim() == 1 and t.shape[0] == size for t in y):
+        return torch.stack(list(y), dim=1)
+    if len(y) != size or not all(isinstance(t, (list, tuple)) or (torch.is_tensor(t) and t.dim() >= 1) for t in y):
+        return y
+    try:
+        rows = [t.reshape(-1) if torch.is_tensor(t) else torch.as_tensor(t).reshape(-1) for t in y]
+    except (TypeError, ValueError, RuntimeError):
+        return y  # text, or nested deeper: recorded as it is
+    if len({(row.shape[0], row.dtype) for row in rows}) == 1:
+        return torch.stack(rows)
+    return rows
+
+
+def structure(batch):
+    """What one batch holds, item by item: name, type, dtype and shape (lists by length
+    and first item), for a report that found no labels to check."""
+    import torch
+
+    def describe(name, value, depth=0):
+        item = {"name": name, "type": type(value).__name__}
+        if torch.is_tensor(value):
+            item.update(type="tensor", dtype=str(value.dtype).replace("torch.", ""), shape=list(value.shape))
+        elif isinstance(value, (list, tuple)):
+            item["len"] = len(value)
+            if value and depth == 0:
+                item["first"] = describe(f"{name}[0]", value[0], 1)
+        return item
+
+    if isinstance(batch, collections.abc.Mapping):
+        items = [(f"batch[{k!r}]", v) for k, v in batch.items()]
+    elif isinstance(batch, (tuple, list)):
+        items = [(f"batch[{i}]", v) for i, v in enumerate(batch)]
+    else:
+        items = [("batch", batch)]
+    return [describe(name, value) for name, value in items[:32]]
 
 
 def sample_count(value):
@@ -696,7 +774,8 @@ def duration(seconds):
 
 
 def scan(args) -> dict:
-    import torch  # noqa: F401  (fail early, with the right message, without torch)
+    locate(args.target)
+    import_torch()
     from torch.utils.data import DataLoader
 
     result = {"version": _contract.SCAN_RESULT_VERSION, "target": args.target, "error": None}
@@ -787,10 +866,11 @@ def main(argv=None) -> int:
     except ScanError as e:
         result = {"version": _contract.SCAN_RESULT_VERSION, "target": args.target, "error": {"kind": "load", "message": str(e)}}
     except ImportError as e:
+        # A module the target imports is missing: its name says it all.
         result = {
             "version": _contract.SCAN_RESULT_VERSION,
             "target": args.target,
-            "error": {"kind": "load", "message": f"{args.target}: import failed: {one_line(e)}", "traceback": traceback.format_exc()},
+            "error": {"kind": "load", "message": f"{args.target}: import failed: {one_line(e)}"},
         }
     except Exception as e:
         result = {

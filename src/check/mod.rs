@@ -83,7 +83,7 @@ impl LabelArgs {
 
 #[derive(Debug, Clone, Default)]
 pub struct CheckOptions {
-    pub inputs: Vec<String>,
+    pub inputs: Vec<std::path::PathBuf>,
     pub format: Option<Format>,
     pub read: ReadOptions,
     pub num_classes: Option<i64>,
@@ -91,7 +91,7 @@ pub struct CheckOptions {
     pub max_positions: Option<u64>,
     pub ignore_index: Option<i64>,
     pub task: Option<Task>,
-    pub features: Option<String>,
+    pub features: Option<std::path::PathBuf>,
     /// Show a progress line on stderr when it is a terminal.
     pub progress: bool,
 }
@@ -301,12 +301,12 @@ fn read_all(
     }
 }
 
-fn count_features(path: &str, opts: &CheckOptions) -> anyhow::Result<FeatureRows> {
-    let files = input::resolve(std::slice::from_ref(&path.to_string()), None).context("--features")?;
+fn count_features(path: &std::path::Path, opts: &CheckOptions) -> anyhow::Result<FeatureRows> {
+    let files = input::resolve(&[path.to_path_buf()], None).context("--features")?;
     let read_opts = ReadOptions { column: None, header: opts.read.header, delimiter: None, parallelism: 1 };
     let mut rows = 0u64;
     for f in &files {
         rows += read::count_rows(f, &read_opts)?;
     }
-    Ok(FeatureRows { file: path.to_string(), rows })
+    Ok(FeatureRows { file: path.display().to_string(), rows })
 }

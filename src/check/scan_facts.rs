@@ -132,7 +132,57 @@ pub struct ScanFacts {
     pub batches: Option<BatchFacts>,
     #[serde(default)]
     pub fields: Vec<FieldFacts>,
+    /// The items of the first batch.
+    #[serde(default)]
+    pub structure: Vec<BatchItem>,
     pub error: Option<ScanFailure>,
+}
+
+/// One item of a batch: a dict value, a tuple position, or the batch itself.
+#[derive(Debug, Clone, Deserialize)]
+pub struct BatchItem {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub dtype: Option<String>,
+    #[serde(default)]
+    pub shape: Option<Vec<u64>>,
+    /// A list's length, and its first item.
+    #[serde(default)]
+    pub len: Option<u64>,
+    #[serde(default)]
+    pub first: Option<Box<BatchItem>>,
+}
+
+impl std::fmt::Display for BatchItem {
+    /// `batch['input_ids']: int64 tensor [64, 5]`, `batch[1]: list of 8 (first: list of 3)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: ", self.name)?;
+        self.describe(f)
+    }
+}
+
+impl BatchItem {
+    fn describe(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(dtype) = &self.dtype {
+            write!(f, "{dtype} ")?;
+        }
+        f.write_str(&self.kind)?;
+        if let Some(shape) = &self.shape {
+            let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
+            write!(f, " [{}]", dims.join(", "))?;
+        }
+        if let Some(len) = self.len {
+            write!(f, " of {len}")?;
+        }
+        if let Some(first) = &self.first {
+            f.write_str(" (first: ")?;
+            first.describe(f)?;
+            f.write_str(")")?;
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Deserialize)]

@@ -20,7 +20,7 @@ Exit status: 0 clean, 1 problems found, 2 unreadable input or bad usage.")]
 pub struct CheckArgs {
     /// Data files, directories of shards, or globs (quote them)
     #[arg(required = true, value_name = "FILE")]
-    pub inputs: Vec<String>,
+    pub inputs: Vec<std::path::PathBuf>,
     /// Column name or 0-based index; a.b for nested JSON/struct fields; NPZ member or tensor name
     #[arg(short, long)]
     pub column: Option<String>,
@@ -28,7 +28,7 @@ pub struct CheckArgs {
     pub labels: LabelArgs,
     /// A features file whose number of rows must match the labels'
     #[arg(long, value_name = "FILE")]
-    pub features: Option<String>,
+    pub features: Option<std::path::PathBuf>,
     /// Read every input as this format instead of guessing from the extension
     #[arg(long, value_enum)]
     pub format: Option<Format>,

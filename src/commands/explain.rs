@@ -3,11 +3,13 @@
 
 use crate::diagnose;
 use crate::guard_report::{self, GuardReport};
+use crate::log::sniff::{self, Kind};
 use crate::log::{self, LogScan};
 use crate::render::{self, style::ColorChoice, style::Palette};
 use crate::report::Report;
 use anyhow::Context;
 use std::fs::File;
+use std::os::unix::fs::FileTypeExt;
 use std::io::{self, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -27,11 +29,17 @@ pub struct ExplainArgs {
 }
 
 pub fn execute(args: ExplainArgs) -> anyhow::Result<u8> {
-    let Inputs { scans, reports } = read_inputs(&args.inputs)?;
+    let Inputs { scans, reports, unreadable } = read_inputs(&args.inputs)?;
+    if scans.is_empty() && reports.is_empty() && unreadable > 0 {
+        // Every input was unreadable, and each has had its line: nothing to diagnose.
+        return Ok(crate::exit::USAGE);
+    }
     let report = diagnose::diagnose_job(&scans, &reports);
     let subject = if scans.len() + reports.len() == 1 { "the log" } else { "the logs" };
     print_report(&report, args.json, args.color, subject)?;
-    Ok(exit_status(&report))
+    // As ripgrep does: what could be read is reported, and an input that could not be
+    // read makes the status 2, since the diagnosis may lack what it held.
+    Ok(if unreadable > 0 { crate::exit::USAGE } else { exit_status(&report) })
 }
 
 /// 0 when a diagnosis names a problem, 1 when there is none.
@@ -62,11 +70,15 @@ pub fn print_report(report: &Report, json: bool, color: ColorChoice, subject: &s
 pub struct Inputs {
     pub scans: Vec<LogScan>,
     pub reports: Vec<GuardReport>,
+    /// Inputs that could not be read, each already reported on stderr in one line.
+    pub unreadable: usize,
 }
 
 /// Reads every input; directories contribute every log file and guard report below them.
+/// An input that cannot be read is reported on stderr in one line, and the others are
+/// still read (as ripgrep goes on past a file it cannot open).
 pub fn read_inputs(inputs: &[PathBuf]) -> anyhow::Result<Inputs> {
-    let mut out = Inputs { scans: Vec::new(), reports: Vec::new() };
+    let mut out = Inputs { scans: Vec::new(), reports: Vec::new(), unreadable: 0 };
     if inputs.is_empty() {
         if io::stdin().is_terminal() {
             anyhow::bail!(
@@ -79,25 +91,32 @@ pub fn read_inputs(inputs: &[PathBuf]) -> anyhow::Result<Inputs> {
     let mut files: Vec<(PathBuf, bool)> = Vec::new();
     for input in inputs {
         if input.as_os_str() == "-" {
-            out.scans.push(scan_stdin()?);
+            match scan_stdin() {
+                Ok(scan) => out.scans.push(scan),
+                Err(e) => out.unreadable(&e),
+            }
             continue;
         }
-        let meta = std::fs::metadata(input).with_context(|| format!("{}", input.display()))?;
-        if meta.is_dir() {
-            let found = log_files_in(input)?;
-            anyhow::ensure!(!found.is_empty(), "{}: the directory holds no log files", input.display());
-            files.extend(found.into_iter().map(|f| (f, true)));
-        } else {
-            files.push((input.clone(), false));
+        match std::fs::metadata(input) {
+            Err(e) => out.unreadable(&anyhow::Error::new(e).context(input.display().to_string())),
+            Ok(meta) if meta.is_dir() => {
+                let found = log_files_in(input, &mut out);
+                if found.is_empty() {
+                    out.unreadable(&anyhow::anyhow!("{}: the directory holds no log files", input.display()));
+                }
+                files.extend(found.into_iter().map(|f| (f, true)));
+            }
+            Ok(_) => files.push((input.clone(), false)),
         }
     }
     let ranks = ranks_of(&files.iter().map(|(f, _)| f.as_path()).collect::<Vec<_>>());
+    let mut logs_in_dirs = 0;
     for ((file, in_dir), rank) in files.iter().zip(ranks) {
         if guard_report::is_report_file(file) {
-            let text = std::fs::read_to_string(file).with_context(|| format!("{}", file.display()))?;
-            let report = GuardReport::parse(&text)
-                .with_context(|| format!("{}: not a guard report", file.display()))?;
-            out.reports.push(report);
+            match read_guard_report(file) {
+                Ok(report) => out.reports.push(report),
+                Err(e) => out.unreadable(&e),
+            }
             continue;
         }
         // Inside a directory, skip what is not a log (core dumps, checkpoints, JSON), and
@@ -107,26 +126,51 @@ pub fn read_inputs(inputs: &[PathBuf]) -> anyhow::Result<Inputs> {
             continue;
         }
         match scan_file(file, rank) {
-            Ok(scan) => out.scans.push(scan),
+            Ok(scan) => {
+                logs_in_dirs += usize::from(*in_dir);
+                out.scans.push(scan)
+            }
             Err(e) if *in_dir && e.downcast_ref::<BinaryInput>().is_some() => {
                 skipped(file, &e.root_cause().to_string())
             }
-            Err(e) => return Err(e),
+            Err(e) => out.unreadable(&e),
         }
     }
+    if logs_in_dirs == 0
+        && files.iter().any(|(_, in_dir)| *in_dir)
+        && out.scans.is_empty()
+        && out.reports.is_empty()
+    {
+        out.unreadable(&anyhow::anyhow!(
+            "no text log in the directories given: every file there was skipped"
+        ));
+    }
     Ok(out)
+}
+
+impl Inputs {
+    fn unreadable(&mut self, err: &anyhow::Error) {
+        crate::render::style::print_error(err);
+        self.unreadable += 1;
+    }
+}
+
+fn read_guard_report(file: &Path) -> anyhow::Result<GuardReport> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("{}", file.display()))?;
+    GuardReport::parse(&text).with_context(|| format!("{}: not a guard report", file.display()))
 }
 
 fn skipped(file: &Path, why: &str) {
     eprintln!("assertscope: skipped {}: {why}", file.display());
 }
 
+/// An input that is not text at all: what it looks like.
 #[derive(Debug)]
-struct BinaryInput;
+struct BinaryInput(&'static str);
 
 impl std::fmt::Display for BinaryInput {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("binary data, not a text log")
+        write!(f, "{}, not a text log", self.0)
     }
 }
 
@@ -138,6 +182,11 @@ fn scan_stdin() -> anyhow::Result<LogScan> {
 
 fn scan_file(path: &Path, rank: Option<u32>) -> anyhow::Result<LogScan> {
     let file = File::open(path).with_context(|| format!("{}", path.display()))?;
+    // A device never ends (/dev/zero) and holds no log; a FIFO or a terminal may.
+    let kind = file.metadata().with_context(|| format!("{}", path.display()))?.file_type();
+    if (kind.is_block_device() || kind.is_char_device()) && !file.is_terminal() {
+        anyhow::bail!("{}: a device, not a log file (pipe a log in, or name the file)", path.display());
+    }
     let name = path.display().to_string();
     if let Some(scan) = scan_mapped_file(&file, &name, rank).with_context(|| name.clone())? {
         return Ok(scan);
@@ -149,8 +198,8 @@ fn scan_file(path: &Path, rank: Option<u32>) -> anyhow::Result<LogScan> {
 const MIN_MAPPED: u64 = 4 << 20;
 
 /// A large regular file, scanned through a memory map with the prefilter on every core;
-/// `None` when it is better streamed (small, not a regular file, not mappable, or with a
-/// line too long for the mapped reader).
+/// `None` when it is better streamed (small, not a regular file, not mappable, UTF-16, or
+/// with a line too long for the mapped reader).
 fn scan_mapped_file(file: &File, name: &str, rank: Option<u32>) -> anyhow::Result<Option<LogScan>> {
     let meta = file.metadata()?;
     if !meta.is_file() || meta.len() < MIN_MAPPED {
@@ -160,18 +209,16 @@ fn scan_mapped_file(file: &File, name: &str, rank: Option<u32>) -> anyhow::Resul
     // read is the one hazard, as for every reader that maps (ripgrep included); a log
     // that is still being appended to is read up to its length at this moment.
     let Ok(map) = (unsafe { memmap2::Mmap::map(file) }) else { return Ok(None) };
-    if looks_binary(&map[..map.len().min(HEAD)]) {
-        return Err(BinaryInput.into());
+    match sniff::kind(&map[..map.len().min(sniff::HEAD)]) {
+        Kind::Binary(what) => Err(BinaryInput(what).into()),
+        Kind::Utf16 { .. } => Ok(None),
+        Kind::Text => Ok(log::scan_mapped(&map, name, rank).transpose()?),
     }
-    Ok(log::scan_mapped(&map, name, rank).transpose()?)
 }
 
-/// How much of the start of an input decides whether it is text.
-const HEAD: usize = 8192;
-
 fn scan_reader<R: Read>(mut reader: R, name: &str, rank: Option<u32>) -> anyhow::Result<LogScan> {
-    // Look at the start to refuse binary input, as grep and ripgrep do.
-    let mut head = vec![0u8; HEAD];
+    // Look at the start to refuse a file that is no text at all, and to find UTF-16.
+    let mut head = vec![0u8; sniff::HEAD];
     let mut filled = 0;
     while filled < head.len() {
         match reader.read(&mut head[filled..]) {
@@ -182,61 +229,52 @@ fn scan_reader<R: Read>(mut reader: R, name: &str, rank: Option<u32>) -> anyhow:
         }
     }
     head.truncate(filled);
-    if looks_binary(&head) {
-        return Err(BinaryInput.into());
-    }
-    Ok(log::scan(io::Cursor::new(head).chain(reader), name, rank)?)
-}
-
-/// The shortest run of NUL bytes taken for padding: a node that dies while writing leaves
-/// its log padded with long runs of NULs, where binary formats have short ones everywhere.
-const NUL_PADDING: usize = 16;
-
-/// Binary data, judged by the start of the input: a short run of NUL bytes (as in every
-/// binary format), or mostly bytes that are not text. Long NUL runs are padding, not data.
-fn looks_binary(head: &[u8]) -> bool {
-    let mut text = Vec::with_capacity(head.len());
-    let mut i = 0;
-    while i < head.len() {
-        if head[i] != 0 {
-            text.push(head[i]);
-            i += 1;
-            continue;
+    match sniff::kind(&head) {
+        Kind::Binary(what) => Err(BinaryInput(what).into()),
+        Kind::Utf16 { big_endian } => {
+            let utf16 = io::Cursor::new(head).chain(reader);
+            let mut utf16 = sniff::Utf16Reader::new(utf16, big_endian);
+            let mut bom = [0u8; 3];
+            utf16.read_exact(&mut bom)?;
+            Ok(log::scan(utf16, name, rank)?)
         }
-        let run = head[i..].iter().take_while(|&&b| b == 0).count();
-        let reaches_end = i + run == head.len();
-        if run < NUL_PADDING && !reaches_end {
-            return true;
-        }
-        i += run;
+        Kind::Text => Ok(log::scan(io::Cursor::new(head).chain(reader), name, rank)?),
     }
-    let text = String::from_utf8_lossy(&text);
-    let replaced = text.chars().filter(|&c| c == char::REPLACEMENT_CHARACTER).count();
-    text.len() >= 64 && replaced * 4 > text.chars().count()
 }
 
 /// Log files under a directory, sorted (torchrun `--log-dir`, Slurm output directories).
-fn log_files_in(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+/// A subdirectory that cannot be listed is reported and passed over.
+fn log_files_in(dir: &Path, inputs: &mut Inputs) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).with_context(|| format!("{}", d.display()))? {
-            let entry = entry?;
-            let path = entry.path();
-            let name = entry.file_name();
-            if name.to_string_lossy().starts_with('.') {
+        let entries = match std::fs::read_dir(&d) {
+            Ok(entries) => entries,
+            Err(e) => {
+                inputs.unreadable(&anyhow::Error::new(e).context(d.display().to_string()));
                 continue;
             }
-            let ft = entry.file_type()?;
-            if ft.is_dir() {
-                stack.push(path);
-            } else if ft.is_file() {
-                out.push(path);
+        };
+        for entry in entries {
+            let Ok(entry) =
+                entry.map_err(|e| inputs.unreadable(&anyhow::Error::new(e).context(d.display().to_string())))
+            else {
+                continue;
+            };
+            let path = entry.path();
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            match entry.file_type() {
+                Ok(ft) if ft.is_dir() => stack.push(path),
+                Ok(ft) if ft.is_file() => out.push(path),
+                Ok(_) => {}
+                Err(e) => inputs.unreadable(&anyhow::Error::new(e).context(path.display().to_string())),
             }
         }
     }
     out.sort();
-    Ok(out)
+    out
 }
 
 /// The rank of each file: from its own name where it says so, else, for a set of files

@@ -11,7 +11,7 @@ use crate::check::checks::{thousands, Finding};
 use crate::check::histogram;
 use crate::check::render::with_cause_help;
 use crate::check::report::from_kb;
-use crate::check::scan_facts::{self, FieldInspection, ScanFacts, ScanInspection, ScanPlan};
+use crate::check::scan_facts::{self, BatchItem, FieldInspection, ScanFacts, ScanInspection, ScanPlan};
 use crate::check::stats::Example;
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::exit;
@@ -78,14 +78,18 @@ pub struct ScanArgs {
 pub fn execute(args: ScanArgs) -> anyhow::Result<u8> {
     args.labels.validate()?;
     let plan = ScanPlan::new(&args.labels);
-    let facts = gather(&args, &plan)?;
+    let facts = match gather(&args, &plan)? {
+        Gathered::Facts(facts) => facts,
+        // Stopped by a signal: the Python child has ended too; nothing more to say.
+        Gathered::Stopped(signal) => return Ok(128u8.saturating_add(signal as u8)),
+    };
     if let Some(failure) = &facts.error {
         if let Some(tb) = &failure.traceback {
             eprint!("{tb}");
         }
         anyhow::bail!("{}", failure.message);
     }
-    let summary = Summary::of(&facts);
+    let summary = Summary::of(&facts, &args);
     let scanned = scan_facts::inspect(facts, &plan)?;
     let mut stdout = std::io::stdout().lock();
     if args.json {
@@ -99,8 +103,14 @@ pub fn execute(args: ScanArgs) -> anyhow::Result<u8> {
     Ok(if errors { exit::PROBLEMS_FOUND } else { exit::OK })
 }
 
+/// What the Python child left: its facts, or nothing because a signal stopped the scan.
+enum Gathered {
+    Facts(ScanFacts),
+    Stopped(i32),
+}
+
 /// Runs `python -m assertscope.scan` and reads the facts it wrote.
-fn gather(args: &ScanArgs, plan: &ScanPlan) -> anyhow::Result<ScanFacts> {
+fn gather(args: &ScanArgs, plan: &ScanPlan) -> anyhow::Result<Gathered> {
     let package = Materialized::create()?;
     let out = package.path().join("scan-facts.json");
     let mut cmd = Command::new(&args.python);
@@ -127,14 +137,69 @@ fn gather(args: &ScanArgs, plan: &ScanPlan) -> anyhow::Result<ScanFacts> {
     let stderr_copy = std::io::stderr().as_fd_stdio().context("duplicating stderr for the Python child")?;
     cmd.stdin(Stdio::null()).stdout(stderr_copy);
     let python = args.python.to_string_lossy().into_owned();
-    let status =
-        cmd.status().map_err(|e| anyhow::anyhow!("cannot run {python}: {e} (pass --python PATH)"))?;
+    let (status, stopped) =
+        run_to_the_end(cmd).map_err(|e| anyhow::anyhow!("cannot run {python}: {e} (pass --python PATH)"))?;
+    if let Some(signal) = stopped {
+        return Ok(Gathered::Stopped(signal));
+    }
     let text = std::fs::read_to_string(&out).map_err(|_| {
         anyhow::anyhow!(
             "{python} -m assertscope.scan ended ({status}) without writing its facts; is torch installed for {python}?"
         )
     })?;
-    scan_facts::parse(&text).with_context(|| format!("{python} -m assertscope.scan"))
+    let facts = scan_facts::parse(&text).with_context(|| format!("{python} -m assertscope.scan"))?;
+    Ok(Gathered::Facts(facts))
+}
+
+/// Runs the Python child in a process group of its own, so that the signals of a terminal
+/// reach it through this process only, and ends that group (the child and its DataLoader
+/// workers) when this process is told to stop (Ctrl-C, `kill`, a closed terminal), as
+/// `timeout` does; the child also ends if this process is killed outright. Returns the
+/// child's status, and the signal that stopped the scan, if one did.
+fn run_to_the_end(mut cmd: Command) -> std::io::Result<(std::process::ExitStatus, Option<i32>)> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    use std::os::unix::process::CommandExt;
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    // SAFETY: setpgid and prctl are async-signal-safe and touch nothing of the parent.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setpgid(0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            #[cfg(target_os = "linux")]
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn()?;
+    let group = child.id() as libc::pid_t;
+    let handle = signals.handle();
+    let stopper = std::thread::spawn(move || {
+        let signal = signals.forever().next()?;
+        // SAFETY: kill has no memory effects; the group is the child's own.
+        unsafe { libc::kill(-group, libc::SIGTERM) };
+        Some(signal)
+    });
+    let status = child.wait();
+    handle.close();
+    let stopped = stopper.join().unwrap_or(None);
+    Ok((status?, stopped))
+}
+
+/// Why no labels were checked, when none were: one line, then the items the batches hold.
+fn labels_not_checked(summary: &Summary, scanned: &ScanInspection) -> Option<(String, String)> {
+    if scanned.labels().is_some() || summary.batches == 0 {
+        return None;
+    }
+    let why = match &summary.label_key {
+        Some(key) => {
+            format!("no labels checked: the item at --label-key {key} does not hold one label per sample")
+        }
+        None => "no labels checked: no item of the batches was taken for the labels".to_string(),
+    };
+    let items: Vec<String> = summary.structure.iter().map(BatchItem::to_string).collect();
+    let held = if items.is_empty() { "nothing".to_string() } else { items.join("; ") };
+    Some((why, format!("the batches hold: {held}")))
 }
 
 /// What was iterated, for the header and the JSON values.
@@ -146,10 +211,14 @@ struct Summary {
     dataset_indices: bool,
     batches: u64,
     samples: u64,
+    /// The items of the first batch.
+    structure: Vec<BatchItem>,
+    /// `--label-key`, when given.
+    label_key: Option<String>,
 }
 
 impl Summary {
-    fn of(facts: &ScanFacts) -> Summary {
+    fn of(facts: &ScanFacts, args: &ScanArgs) -> Summary {
         Summary {
             target: facts.target.clone(),
             kind: facts.kind.clone(),
@@ -158,6 +227,8 @@ impl Summary {
             dataset_indices: facts.indices.as_deref() == Some("dataset"),
             batches: facts.batches.as_ref().map_or(0, |b| b.count),
             samples: facts.batches.as_ref().map_or(0, |b| b.samples),
+            structure: facts.structure.clone(),
+            label_key: args.label_key.clone(),
         }
     }
 }
@@ -252,6 +323,11 @@ fn report(summary: &Summary, scanned: &ScanInspection) -> Report {
                 values.insert("class_counts".into(), json!(hist[..=last]));
             }
         }
+        let unchecked = labels_not_checked(summary, scanned);
+        values.insert("labels_checked".into(), json!(unchecked.is_none()));
+        if let Some((why, held)) = unchecked {
+            report.secondary.push(Secondary { cause: "none".into(), text: format!("{why}; {held}") });
+        }
         let location = Some(target_location(&summary.target));
         report.diagnoses.push(from_kb("none", Confidence::High, location, Vec::new(), values));
     }
@@ -324,9 +400,20 @@ fn human(summary: &Summary, scanned: &ScanInspection, p: &Palette) -> String {
         out.push('\n');
         out.push_str(&text::render_one(&diagnostic(summary, scanned, field, f), p.enabled()));
     }
+    let unchecked = labels_not_checked(summary, scanned);
+    if let Some((why, held)) = &unchecked {
+        let warning = Diagnostic::new(Severity::Warning, None, why.clone())
+            .span(Span::at(summary.target.as_str(), None))
+            .note("", held.clone())
+            .help("name the labels with --label-key KEY (a dict key or a tuple position)");
+        out.push('\n');
+        out.push_str(&text::render_one(&warning, p.enabled()));
+    }
     let errors = findings.iter().filter(|(_, f)| f.severity == Severity::Error).count();
     out.push('\n');
-    if errors == 0 {
+    if errors == 0 && unchecked.is_some() {
+        let _ = writeln!(out, "{}labels not checked{}: no problem found in what was", p.warning, p.reset);
+    } else if errors == 0 {
         let _ = writeln!(out, "{}ok{}: every batch passed", p.help, p.reset);
     } else {
         let _ = writeln!(

@@ -144,6 +144,15 @@ pub fn lint_source_with(
     imports: &dyn summary::Resolver,
 ) -> Vec<Violation> {
     let parsed = source::SourceFile::parse(text);
+    if let Some(at) = parsed.too_deep() {
+        let message = format!(
+            "expressions nested more than {} levels deep: too deep to parse, and to run (CPython refuses such \
+             nesting: \"too many nested parentheses\", or a MemoryError in its parser)",
+            assertscope_flow::nesting::MAX_NESTING
+        );
+        let range = ruff_text_size::TextRange::empty(at);
+        return vec![source::locate(&parsed, path, SYNTAX_ERROR, Severity::Error, range, message, None, None)];
+    }
     let mut findings: Vec<Violation> = parsed
         .syntax_errors()
         .map(|(range, message)| {

@@ -10,6 +10,7 @@ pub mod mapped;
 pub mod paste;
 pub mod prefilter;
 pub mod reader;
+pub mod sniff;
 pub mod traceback;
 pub mod wrap;
 

@@ -79,5 +79,8 @@ impl Palette {
 /// Prints a fatal error as one line (plus its causes) on stderr.
 pub fn print_error(err: &anyhow::Error) {
     let p = Palette::new(ColorChoice::Auto.for_stderr());
-    eprintln!("{}error{}: {:#}", p.error, p.reset, err);
+    // One line, whatever a dependency's message holds.
+    let text = format!("{err:#}");
+    let text = if text.contains('\n') { text.split_whitespace().collect::<Vec<_>>().join(" ") } else { text };
+    eprintln!("{}error{}: {text}", p.error, p.reset);
 }

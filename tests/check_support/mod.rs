@@ -4,6 +4,8 @@
 //! and the real binary is run on them.
 #![allow(dead_code)]
 
+pub mod parquet_bytes;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -112,6 +114,71 @@ pub fn assertscope(dir: &Path, args: &[&str]) -> Run {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// Runs `assertscope ARGS` in `dir` with its address space limited to `address_space`
+/// bytes (`ulimit -v`), killed after `timeout`: `None` when it ran out of time.
+pub fn assertscope_bounded(
+    dir: &Path,
+    args: &[&str],
+    address_space: Option<u64>,
+    timeout: std::time::Duration,
+) -> Option<Run> {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_assertscope"));
+    cmd.args(args).current_dir(dir).env("NO_COLOR", "1");
+    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    if let Some(limit) = address_space {
+        // SAFETY: setrlimit is async-signal-safe; the closure allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || {
+                let rlim = libc::rlimit { rlim_cur: limit, rlim_max: limit };
+                if libc::setrlimit(libc::RLIMIT_AS, &rlim) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+    }
+    let mut child = cmd.spawn().expect("running assertscope");
+    let mut pipes = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let out = std::thread::spawn(move || {
+        let (mut o, mut e) = (Vec::new(), Vec::new());
+        let _ = pipes.0.read_to_end(&mut o);
+        let _ = pipes.1.read_to_end(&mut e);
+        (o, e)
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting") {
+            break Some(status);
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let (stdout, stderr) = out.join().unwrap();
+    let status = status?;
+    use std::os::unix::process::ExitStatusExt;
+    Some(Run {
+        code: status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    })
+}
+
+/// Asserts a bad-input outcome: exit 2 and one line on stderr naming `file`, no panic.
+pub fn assert_one_line_error(run: &Run, file: &str, what: &str) {
+    let err = run.stderr.trim_end();
+    assert_eq!(run.code, 2, "{what}: exit status {}\nstderr:\n{err}", run.code);
+    assert_eq!(err.lines().count(), 1, "{what}: one line expected:\n{err}");
+    assert!(!err.contains("panicked"), "{what}: {err}");
+    assert!(err.contains(file), "{what}: the error does not name {file}: {err}");
 }
 
 /// `assertscope check ARGS --json`, asserting the exit status.

@@ -62,6 +62,10 @@ nan_x = torch.zeros(8, 3)
 nan_x[5, 1] = float("nan")
 nan_inputs = DataLoader(Pairs(torch.arange(8) % 2, nan_x), batch_size=4)
 words = DataLoader([(torch.zeros(2), "cat"), (torch.zeros(2), "dog")], batch_size=2)
+listed = DataLoader([(torch.zeros(2), [i % 7, (i + 3) % 7]) for i in range(12)], batch_size=4)
+ragged = DataLoader([(torch.zeros(2), list(range(i % 3 + 1))) for i in range(12)], batch_size=4,
+                    collate_fn=lambda items: (torch.stack([x for x, _ in items]), [y for _, y in items]))
+no_labels = DataLoader([{"input_ids": torch.arange(3), "cls": [i, i]} for i in range(6)], batch_size=3)
 
 class Net(torch.nn.Module):
     def __init__(self):
@@ -105,7 +109,7 @@ def firsts(examples):
 
 def test_the_document_holds_facts_not_verdicts(module):
     result = run(module, "shuffled")
-    assert result["version"] == 2 and result["error"] is None
+    assert result["version"] == 3 and result["error"] is None
     assert "findings" not in result and "cause" not in json.dumps(result)
 
 
@@ -184,3 +188,25 @@ def test_load_errors_are_reported_not_raised(module):
     assert result["error"]["kind"] == "load"
     assert "has no attribute 'nope'" in result["error"]["message"]
     assert "shuffled" in result["error"]["message"]
+
+
+def test_per_sample_label_lists_become_rows(module):
+    # default_collate turns each sample's [a, b] into two tensors of the batch: stacked back.
+    listed = field(run(module, "listed"), "labels")
+    assert listed["sample_shape"] == [2] and listed["samples"] == 12 and not listed["varying_shape"]
+    assert sorted(firsts(listed["over_bound"]))[:2] == [(2, 5), (3, 6)]
+    # A collate_fn that keeps the lists: one row per sample, of its own length.
+    ragged = field(run(module, "ragged"), "labels")
+    assert ragged["varying_shape"] and ragged["samples"] == 12
+    assert (ragged["lengths"]["min"], ragged["lengths"]["max"]) == (1, 3)
+    assert ragged["hist"] == [12, 8, 4]
+
+
+def test_the_items_of_a_batch_are_described(module):
+    result = run(module, "no_labels")
+    assert not [f for f in result["fields"] if f["role"] == "labels"]
+    assert result["structure"] == [
+        {"name": "batch['input_ids']", "type": "tensor", "dtype": "int64", "shape": [3, 3]},
+        {"name": "batch['cls']", "type": "list", "len": 2,
+         "first": {"name": "batch['cls'][0]", "type": "tensor", "dtype": "int64", "shape": [3]}},
+    ]

@@ -2,10 +2,12 @@
 //! (Crate documentation: see README.md; it is included below.)
 #![doc = include_str!("../README.md")]
 
+mod dismantle;
 pub mod evidence;
 pub mod facts;
 pub mod flow;
 pub mod imports;
+pub mod nesting;
 pub mod semantic;
 pub mod slice;
 pub mod source;

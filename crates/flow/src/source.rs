@@ -11,12 +11,23 @@ pub struct SourceFile<'a> {
     text: &'a str,
     parsed: Parsed<ModModule>,
     lines: LineIndex,
+    /// Where the text nests too deeply to be parsed, if it does: it is then left unparsed
+    /// (an empty module).
+    too_deep: Option<TextSize>,
 }
 
 impl<'a> SourceFile<'a> {
     pub fn parse(text: &'a str) -> SourceFile<'a> {
-        let parsed = ruff_python_parser::parse_unchecked_source(text, PySourceType::Python);
-        SourceFile { text, parsed, lines: LineIndex::from_source_text(text) }
+        let too_deep = crate::nesting::too_deep(text, crate::nesting::MAX_NESTING)
+            .map(|at| TextSize::try_from(at).unwrap_or(TextSize::new(u32::MAX)));
+        let parsed =
+            ruff_python_parser::parse_unchecked_source(if too_deep.is_some() { "" } else { text }, PySourceType::Python);
+        SourceFile { text, parsed, lines: LineIndex::from_source_text(text), too_deep }
+    }
+
+    /// Where the text nests too deeply to be parsed, if it does.
+    pub fn too_deep(&self) -> Option<TextSize> {
+        self.too_deep
     }
 
     pub fn text(&self) -> &'a str {
@@ -71,13 +82,11 @@ impl<'a> SourceFile<'a> {
     }
 
     /// Frees the syntax tree. Dropping it recurses once per nesting level, so a tree nested
-    /// deeper than any real code (only generated or hostile input gets there) is dropped on a
-    /// stack of its own, sized from the text: every level takes at least one byte of source.
+    /// deeper than any real code (only generated or hostile input gets there) is taken apart
+    /// into shallow pieces first ([`crate::dismantle`]).
     pub fn dispose(self, nested_too_deep: bool) {
         if nested_too_deep {
-            let stack = self.text.len().saturating_mul(DROP_STACK_PER_BYTE).max(1 << 20);
-            let parsed = self.parsed;
-            stacker::grow(stack, move || drop(parsed));
+            crate::dismantle::drop_deep(self.parsed.into_syntax());
         }
     }
 }
@@ -104,7 +113,3 @@ fn window(line: &str, offset: usize, column: usize) -> (String, usize) {
     let skipped_chars = line[from..offset].chars().count();
     (line[from..to].to_string(), column.saturating_sub(skipped_chars))
 }
-
-/// Stack bytes per source byte when dropping a very deep tree: above the deepest drop frames
-/// measured per nesting level (unary minus, one byte per level, is the densest nesting).
-const DROP_STACK_PER_BYTE: usize = 512;

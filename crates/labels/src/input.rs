@@ -89,25 +89,28 @@ impl InputFile {
 }
 
 /// Expands every argument (a file, a directory of shards, or a glob) in order.
-pub fn resolve(args: &[String], forced: Option<Format>) -> anyhow::Result<Vec<InputFile>> {
+pub fn resolve(args: &[PathBuf], forced: Option<Format>) -> anyhow::Result<Vec<InputFile>> {
     if args.is_empty() {
         bail!("no input: name a data file, a directory or a glob");
     }
     let mut files = Vec::new();
-    for arg in args {
-        let path = Path::new(arg);
-        if path.is_dir() {
-            files.extend(directory(path, forced)?);
-        } else if path.exists() {
-            // A device, FIFO or socket has no size to split by and may never end (/dev/zero).
-            if !path.is_file() {
-                bail!("{arg}: not a regular file (a device, FIFO or socket): copy the data to a file first");
+    for path in args {
+        let shown = path.display();
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => files.extend(directory(path, forced)?),
+            Ok(meta) if meta.is_file() => {
+                files.push(InputFile { path: path.to_path_buf(), format: format_of(path, forced)? })
             }
-            files.push(InputFile { path: path.to_path_buf(), format: format_of(path, forced)? });
-        } else if arg.contains(['*', '?', '[']) {
-            files.extend(glob(arg, forced)?);
-        } else {
-            bail!("{arg}: no such file or directory");
+            // A device, FIFO or socket has no size to split by and may never end (/dev/zero).
+            Ok(_) => {
+                bail!("{shown}: not a regular file (a device, FIFO or socket): copy the data to a file first")
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match path.to_str() {
+                Some(pattern) if pattern.contains(['*', '?', '[']) => files.extend(glob(pattern, forced)?),
+                _ => bail!("{shown}: no such file or directory"),
+            },
+            // A symlink loop, a directory on the way that cannot be entered.
+            Err(e) => bail!("{shown}: {e}"),
         }
     }
     Ok(files)

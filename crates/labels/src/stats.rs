@@ -463,6 +463,17 @@ impl Stats {
         self.rare.nulls.add(file, at, || Sample::Null);
     }
 
+    /// `count` missing values in a row, the first at `first` (an all-null column, which a
+    /// few bytes can claim billions of rows of).
+    pub fn nulls(&mut self, count: u64, first: impl Fn(u64) -> Pos) {
+        let file = self.file;
+        let kept = self.rare.nulls.first.len() as u64;
+        for i in 0..count.min((KEEP as u64).saturating_sub(kept)) {
+            self.rare.nulls.add(file, first(i), || Sample::Null);
+        }
+        self.rare.nulls.count += count - count.min((KEEP as u64).saturating_sub(kept));
+    }
+
     /// A value that is not a number at all.
     pub fn text(&mut self, text: &[u8], at: Pos) {
         let file = self.file;

@@ -72,24 +72,27 @@ fn text<'a>(stats: &mut Stats, a: impl ArrayAccessor<Item = &'a str>, at: &dyn F
 /// The array with dictionaries decoded and half floats widened, so that the readers
 /// below see plain numbers or text. (Arrow's cast kernels would do it, at the cost of
 /// building the arrow-cast crate for these two conversions.)
-fn plain(array: &ArrayRef) -> ArrayRef {
-    match array.data_type() {
+fn plain(array: &ArrayRef) -> Result<ArrayRef, ArrowError> {
+    Ok(match array.data_type() {
         DataType::Dictionary(_, _) => {
             let dictionary = array.as_any_dictionary();
             let values = dictionary.values();
             let keys = dictionary_keys(array);
-            let decoded = decode_numbers_or_text(values, &keys).unwrap_or_else(|| {
-                let values_data = values.to_data();
-                let mut gathered = MutableArrayData::new(vec![&values_data], true, keys.len());
-                for key in &keys {
-                    match *key {
-                        Some(key) if key < values.len() => gathered.extend(0, key, key + 1),
-                        _ => gathered.extend_nulls(1),
+            let decoded = match decode_numbers_or_text(values, &keys) {
+                Some(decoded) => decoded,
+                None => {
+                    let values_data = values.to_data();
+                    let mut gathered = MutableArrayData::new(vec![&values_data], true, keys.len());
+                    for key in &keys {
+                        match *key {
+                            Some(key) if key < values.len() => gathered.try_extend(0, key, key + 1)?,
+                            _ => gathered.try_extend_nulls(1)?,
+                        }
                     }
+                    make_array(gathered.freeze())
                 }
-                make_array(gathered.freeze())
-            });
-            plain(&decoded)
+            };
+            plain(&decoded)?
         }
         DataType::Float16 => Arc::new(
             array
@@ -99,7 +102,7 @@ fn plain(array: &ArrayRef) -> ArrayRef {
                 .collect::<Float32Array>(),
         ),
         _ => array.clone(),
-    }
+    })
 }
 
 /// Each row's index into the dictionary, `None` for a null row. Typed loops, compiled
@@ -194,7 +197,7 @@ fn flat(
         DataType::UInt64 => primitive!(UInt64Type, ints),
         DataType::Float32 => primitive!(Float32Type, floats),
         DataType::Float64 => primitive!(Float64Type, floats),
-        DataType::Float16 | DataType::Dictionary(_, _) => flat(stats, bounds, &plain(array), at)?,
+        DataType::Float16 | DataType::Dictionary(_, _) => flat(stats, bounds, &plain(array)?, at)?,
         DataType::Boolean => {
             let a = array.as_boolean();
             for i in 0..a.len() {
@@ -208,7 +211,7 @@ fn flat(
         DataType::Utf8 => text(stats, array.as_string::<i32>(), at),
         DataType::LargeUtf8 => text(stats, array.as_string::<i64>(), at),
         DataType::Utf8View => text(stats, array.as_string_view(), at),
-        DataType::Null => (0..array.len()).for_each(|i| stats.null(at(i))),
+        DataType::Null => stats.nulls(array.len() as u64, |i| at(i as usize)),
         other => bail!(
             "unsupported column type {}: check reads numbers, text and lists of numbers",
             type_name(other)
@@ -236,7 +239,7 @@ fn rows(
     nulls: Option<&arrow_buffer::NullBuffer>,
     base: u64,
 ) -> anyhow::Result<()> {
-    let values = match plain(values) {
+    let values = match plain(values)? {
         bools if bools.data_type() == &DataType::Boolean => {
             Arc::new(bools.as_boolean().iter().map(|v| v.map(u8::from)).collect::<UInt8Array>()) as ArrayRef
         }
@@ -290,8 +293,17 @@ fn rows(
     Ok(())
 }
 
-/// A short, NumPy-like name for an Arrow type.
+/// A short, NumPy-like name for an Arrow type; deep or wide nesting is cut with `…`.
 pub fn type_name(t: &DataType) -> String {
+    type_name_within(t, 4)
+}
+
+fn type_name_within(t: &DataType, depth: usize) -> String {
+    const FIELDS_SHOWN: usize = 8;
+    if depth == 0 && t.is_nested() {
+        return "…".into();
+    }
+    let inner = |t: &DataType| type_name_within(t, depth - 1);
     match t {
         DataType::Int8 => "int8".into(),
         DataType::Int16 => "int16".into(),
@@ -306,13 +318,23 @@ pub fn type_name(t: &DataType) -> String {
         DataType::Float64 => "float64".into(),
         DataType::Boolean => "bool".into(),
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "text".into(),
-        DataType::List(f) | DataType::LargeList(f) => format!("list<{}>", type_name(f.data_type())),
-        DataType::FixedSizeList(f, n) => format!("list<{}>[{n}]", type_name(f.data_type())),
-        DataType::Dictionary(_, v) => type_name(v),
+        DataType::List(f) | DataType::LargeList(f) => format!("list<{}>", inner(f.data_type())),
+        DataType::FixedSizeList(f, n) => format!("list<{}>[{n}]", inner(f.data_type())),
+        DataType::Dictionary(_, v) => type_name_within(v, depth),
         DataType::Struct(fields) => {
-            let fields: Vec<String> =
-                fields.iter().map(|f| format!("{}: {}", f.name(), type_name(f.data_type()))).collect();
-            format!("struct<{}>", fields.join(", "))
+            let mut shown: Vec<String> = fields
+                .iter()
+                .take(FIELDS_SHOWN)
+                .map(|f| format!("{}: {}", super::shorten(f.name()), inner(f.data_type())))
+                .collect();
+            if fields.len() > FIELDS_SHOWN {
+                shown.push(format!("… ({} fields)", fields.len()));
+            }
+            format!("struct<{}>", shown.join(", "))
+        }
+        DataType::Map(_, _) | DataType::Union(_, _) | DataType::RunEndEncoded(_, _) => {
+            let full = t.to_string();
+            super::shorten(&full)
         }
         other => other.to_string(),
     }
@@ -387,6 +409,7 @@ pub fn push_batches(
     let mut rows = 0u64;
     for batch in batches {
         let batch = batch.map_err(|e| anyhow::anyhow!("{shown}: cannot decode row {rows} onwards: {e}"))?;
+        crate::read::guard::on_time().map_err(|e| anyhow::anyhow!("{shown}: at row {rows}: {e}"))?;
         push(stats, bounds, batch.column(0), nested, rows).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
         rows += batch.num_rows() as u64;
     }

@@ -2,8 +2,9 @@
 //! read in parallel by a hand-written field scanner; a file with quotes (or a malformed
 //! row, for its exact position) is read sequentially with the `csv` crate.
 
-use super::lines::{first_line, for_each_line, naming_file, split};
-use super::{list_names, ColumnInfo};
+use super::header::{first_record, FirstRecord, Wanted};
+use super::lines::{for_each_line, naming_file, split};
+use super::{list_names_of, ColumnInfo};
 use super::{open, FilePlan, Header, Layout, NeedsSequential, ReadCtx, ReadOptions, Unit, UnitEnd};
 use crate::input::{Format, InputFile};
 use crate::stats::{Bounds, Pos, Stats};
@@ -21,6 +22,10 @@ struct Fields {
     /// The column as the user knows it (header name or index), for messages.
     label: String,
     header: bool,
+    /// Where the data starts: after the header, or after a byte order mark.
+    data_start: u64,
+    /// The lines before the data (the header's).
+    data_line: u64,
 }
 
 pub fn plan(file: &InputFile, opts: &ReadOptions) -> anyhow::Result<FilePlan> {
@@ -30,7 +35,7 @@ pub fn plan(file: &InputFile, opts: &ReadOptions) -> anyhow::Result<FilePlan> {
     let name = fields.header.then(|| fields.label.clone()).or_else(|| Some(fields.label.clone()));
     let column = ColumnInfo::new(name, "", Layout::Scalar);
     let path = Arc::new(file.path.clone());
-    let ranges = split(0, len, opts.parallelism);
+    let ranges = split(fields.data_start, len, opts.parallelism);
     let units: Vec<Box<dyn Unit>> = ranges
         .into_iter()
         .map(|(start, end)| {
@@ -44,30 +49,23 @@ pub fn plan(file: &InputFile, opts: &ReadOptions) -> anyhow::Result<FilePlan> {
 pub fn count_rows(file: &InputFile, opts: &ReadOptions) -> anyhow::Result<u64> {
     let f = open(file)?;
     let delimiter = delimiter(file.format, opts);
-    let first = first_line(&f, 1 << 20)?;
+    let first = first_record(&f, delimiter, &Wanted { name: None, index: None })
+        .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", file.display()))?;
     let header = match opts.header {
         Header::Yes => true,
         Header::No => false,
-        Header::Auto => split_record(&first, delimiter)?.iter().any(|f| !looks_numeric(f)),
+        Header::Auto => first.has_text,
     };
+    let start = if header { first.end } else { 0 };
     let len = f.metadata()?.len();
     let mut rows = 0u64;
-    let mut first_seen = false;
     for_each_line::<std::io::Error>(
         &f,
-        0,
+        start,
         len,
         |_| Ok(()),
         |line| {
-            if !first_seen {
-                first_seen = true;
-                if header {
-                    return Ok(());
-                }
-            }
-            if !line.is_empty() {
-                rows += 1;
-            }
+            rows += u64::from(!line.is_empty());
             Ok(())
         },
     )
@@ -83,69 +81,76 @@ fn delimiter(format: Format, opts: &ReadOptions) -> Option<u8> {
     })
 }
 
-/// Reads the first line to decide on the header and to find the column.
+/// Reads the first record to decide on the header and to find the column.
 fn resolve_fields(file: &InputFile, opts: &ReadOptions) -> anyhow::Result<Fields> {
     let f = open(file)?;
     let delimiter = delimiter(file.format, opts);
-    let first =
-        first_line(&f, 1 << 20).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", file.display()))?;
-    let names = split_record(&first, delimiter)?;
+    let asked_index = opts.column.as_deref().and_then(|c| c.parse::<usize>().ok());
+    let wanted = Wanted { name: opts.column.as_deref(), index: asked_index.or(Some(0)) };
+    let first = first_record(&f, delimiter, &wanted)
+        .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", file.display()))?;
     let header = match opts.header {
         Header::Yes => true,
         Header::No => false,
         Header::Auto => match &opts.column {
-            Some(c) if c.parse::<usize>().is_err() => true,
-            _ => names.iter().any(|f| !looks_numeric(f)),
+            Some(_) if asked_index.is_none() => true,
+            _ => first.has_text,
         },
     };
-    let index = match (&opts.column, header) {
-        (None, _) if names.len() <= 1 => 0,
+    let index = column_index(file, opts, &first, header)?;
+    let label = match header {
+        true if first.named == Some(index) => opts.column.clone().unwrap_or_default(),
+        true => first.at_index.clone().unwrap_or_default(),
+        false => index.to_string(),
+    };
+    // A byte order mark is not data: skipped with the header, or alone.
+    let (data_start, data_line) = match header {
+        true => (first.end, first.lines),
+        false => (if starts_with_bom(&f) { 3 } else { 0 }, 0),
+    };
+    Ok(Fields { delimiter, index, label, header, data_start, data_line })
+}
+
+/// The 0-based index of the column the options name in this first record.
+fn column_index(
+    file: &InputFile,
+    opts: &ReadOptions,
+    first: &FirstRecord,
+    header: bool,
+) -> anyhow::Result<usize> {
+    let shown = file.display();
+    let count = first.count;
+    Ok(match (&opts.column, header) {
+        (None, _) if count <= 1 => 0,
         (None, true) => {
-            bail!("{}: pick a column with --column; the file has: {}", file.display(), list_names(&names))
+            bail!("{shown}: pick a column with --column; the file has: {}", list_names_of(&first.names, count))
         }
         (None, false) => bail!(
-            "{}: pick a column with --column (a 0-based index: the file has {} columns and no header)",
-            file.display(),
-            names.len()
+            "{shown}: pick a column with --column (a 0-based index: the file has {count} columns and no header)"
         ),
-        (Some(c), true) => match names.iter().position(|n| n == c) {
-            Some(i) => i,
-            None => match c.parse::<usize>() {
-                Ok(i) if i < names.len() => i,
-                _ => bail!("{}: no column `{c}`; the columns are: {}", file.display(), list_names(&names)),
-            },
+        (Some(c), true) => match (first.named, c.parse::<usize>()) {
+            (Some(i), _) => i,
+            (None, Ok(i)) if i < count => i,
+            _ => bail!(
+                "{shown}: no column `{}`; the columns are: {}",
+                super::shorten(c),
+                list_names_of(&first.names, count)
+            ),
         },
         (Some(c), false) => match c.parse::<usize>() {
-            Ok(i) if i < names.len().max(1) => i,
-            Ok(i) => bail!(
-                "{}: no column {i}: the first row has {} columns (indices start at 0)",
-                file.display(),
-                names.len()
-            ),
+            Ok(i) if i < count.max(1) => i,
+            Ok(i) => bail!("{shown}: no column {i}: the first row has {count} columns (indices start at 0)"),
             Err(_) => bail!(
-                "{}: no header row, so name the column by its 0-based index (the file has {} columns)",
-                file.display(),
-                names.len()
+                "{shown}: no header row, so name the column by its 0-based index (the file has {count} columns)"
             ),
         },
-    };
-    let label = if header { names.get(index).cloned().unwrap_or_default() } else { index.to_string() };
-    Ok(Fields { delimiter, index, label, header })
+    })
 }
 
-fn split_record(line: &[u8], delimiter: Option<u8>) -> anyhow::Result<Vec<String>> {
-    let Some(d) = delimiter else {
-        return Ok(vec![String::from_utf8_lossy(line).trim().to_string()]);
-    };
-    let mut reader =
-        ::csv::ReaderBuilder::new().delimiter(d).has_headers(false).flexible(true).from_reader(line);
-    let mut record = ::csv::ByteRecord::new();
-    reader.read_byte_record(&mut record)?;
-    Ok(record.iter().map(|f| String::from_utf8_lossy(f).trim().to_string()).collect())
-}
-
-fn looks_numeric(field: &str) -> bool {
-    field.is_empty() || field.parse::<f64>().is_ok()
+fn starts_with_bom(f: &std::fs::File) -> bool {
+    use std::os::unix::fs::FileExt;
+    let mut head = [0u8; 3];
+    f.read_exact_at(&mut head, 0).is_ok() && head == *b"\xef\xbb\xbf"
 }
 
 /// A byte range of an unquoted file.
@@ -162,9 +167,9 @@ impl Unit for RangeUnit {
         let fields = &*self.fields;
         let bounds = ctx.bounds;
         let mut rows = 0u64;
-        let mut lines = 0u64;
+        // The first range starts after the header, on its line count.
+        let mut lines = if self.start == fields.data_start { fields.data_line } else { 0 };
         let quotes_matter = fields.delimiter.is_some();
-        let mut skip_header = fields.header && self.start == 0;
         let scanned = for_each_line::<anyhow::Error>(
             &file,
             self.start,
@@ -177,10 +182,6 @@ impl Unit for RangeUnit {
             },
             |line| {
                 lines += 1;
-                if skip_header {
-                    skip_header = false;
-                    return Ok(());
-                }
                 if line.is_empty() {
                     return Ok(());
                 }
@@ -276,10 +277,16 @@ impl Unit for QuotedUnit {
         let Some(delimiter) = fields.delimiter else {
             // Text files have no quoting: the range reader is exact on a single range.
             let len = file.metadata()?.len();
-            let unit = RangeUnit { path: self.path.clone(), fields: self.fields.clone(), start: 0, end: len };
+            let start = fields.data_start;
+            let unit = RangeUnit { path: self.path.clone(), fields: self.fields.clone(), start, end: len };
             return unit.read(ctx, stats);
         };
-        let quotes = std::rc::Rc::new(std::cell::Cell::new(QuoteState::default()));
+        let mut file = file;
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(fields.data_start))?;
+        // Line numbers go on from the header's.
+        let before = fields.data_line;
+        let quotes =
+            std::rc::Rc::new(std::cell::Cell::new(QuoteState { line: before, ..QuoteState::default() }));
         let reader =
             std::io::BufReader::with_capacity(1 << 20, QuoteTracker { inner: file, state: quotes.clone() });
         let mut csv = ::csv::ReaderBuilder::new()
@@ -289,7 +296,6 @@ impl Unit for QuotedUnit {
             .from_reader(reader);
         let mut record = ::csv::ByteRecord::new();
         let mut rows = 0u64;
-        let mut first = true;
         loop {
             let more = csv.read_byte_record(&mut record).map_err(|e| {
                 if let ::csv::ErrorKind::Io(io) = e.kind() {
@@ -299,7 +305,7 @@ impl Unit for QuotedUnit {
                     }
                 }
                 match e.position() {
-                    Some(p) => anyhow::anyhow!("{name}:{}: malformed CSV: {e}", p.line()),
+                    Some(p) => anyhow::anyhow!("{name}:{}: malformed CSV: {e}", p.line() + before),
                     None => anyhow::anyhow!("{name}: malformed CSV: {e}"),
                 }
             })?;
@@ -316,10 +322,7 @@ impl Unit for QuotedUnit {
                 }
                 break;
             }
-            let line = record.position().map(|p| p.line()).unwrap_or(0);
-            if std::mem::take(&mut first) && fields.header {
-                continue;
-            }
+            let line = record.position().map(|p| p.line()).unwrap_or(0) + before;
             if record.len() == 1 && record[0].is_empty() {
                 continue;
             }
@@ -335,7 +338,7 @@ impl Unit for QuotedUnit {
             value(stats, ctx.bounds, field, || Pos { row: rows, line: Some(line), pos: None });
             rows += 1;
         }
-        let lines = csv.position().line().saturating_sub(1);
+        let lines = csv.position().line().saturating_sub(1) + before;
         Ok(UnitEnd { rows, lines })
     }
 }

@@ -23,6 +23,8 @@ fn batches(file: &InputFile, projection: Option<Vec<usize>>) -> anyhow::Result<(
     let unreadable =
         |e: ArrowError| anyhow::anyhow!("{}: not a readable Arrow IPC file: {e}", file.display());
     if n == 6 && &magic == b"ARROW1" {
+        check_blocks(&f)
+            .map_err(|e| anyhow::anyhow!("{}: not a readable Arrow IPC file: {e}", file.display()))?;
         let reader = arrow_ipc::reader::FileReader::try_new(BufReader::with_capacity(1 << 20, f), projection)
             .map_err(unreadable)?;
         Ok((reader.schema(), Box::new(reader)))
@@ -32,6 +34,37 @@ fn batches(file: &InputFile, projection: Option<Vec<usize>>) -> anyhow::Result<(
                 .map_err(unreadable)?;
         Ok((reader.schema(), Box::new(reader)))
     }
+}
+
+/// Checks that every block the footer of an IPC file lists lies inside the file: the
+/// reader allocates what a block claims before it reads a byte of it.
+fn check_blocks(f: &std::fs::File) -> Result<(), String> {
+    use std::os::unix::fs::FileExt;
+    let len = f.metadata().map_err(|e| e.to_string())?.len();
+    let mut tail = [0u8; 10];
+    if len < 18 || f.read_exact_at(&mut tail, len - 10).is_err() || &tail[4..] != b"ARROW1" {
+        return Err("it does not end with the Arrow magic ARROW1 (truncated?)".into());
+    }
+    let footer_len = i32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]);
+    let footer_len = u64::try_from(footer_len)
+        .ok()
+        .filter(|&n| n + 18 <= len)
+        .ok_or_else(|| format!("the footer claims {footer_len} bytes but the file has {len}"))?;
+    let mut footer = vec![0u8; footer_len as usize];
+    f.read_exact_at(&mut footer, len - 10 - footer_len).map_err(|e| e.to_string())?;
+    let footer = arrow_ipc::root_as_footer(&footer).map_err(|e| format!("corrupt footer: {e}"))?;
+    let blocks =
+        footer.recordBatches().into_iter().flatten().chain(footer.dictionaries().into_iter().flatten());
+    for (i, block) in blocks.enumerate() {
+        let (offset, meta, body) = (block.offset(), i64::from(block.metaDataLength()), block.bodyLength());
+        let end = offset.checked_add(meta).and_then(|e| e.checked_add(body));
+        if offset < 0 || meta < 0 || body < 0 || end.is_none_or(|e| e as u64 > len) {
+            return Err(format!(
+                "block {i} of the footer claims {meta} + {body} bytes at byte {offset} of a {len}-byte file"
+            ));
+        }
+    }
+    Ok(())
 }
 
 pub fn plan(file: &InputFile, opts: &ReadOptions) -> anyhow::Result<FilePlan> {

@@ -5,6 +5,8 @@
 mod array;
 mod arrow;
 mod csv;
+pub mod guard;
+mod header;
 mod ipc;
 mod jsonl;
 pub mod lines;
@@ -122,31 +124,62 @@ impl FilePlan {
 }
 
 /// Opens a file, reads its header or metadata, picks the column, and splits it into units.
+/// Whatever a corrupt file does to a decoder, here or when a unit is read, ends in one
+/// error naming the file ([`guard`]).
 pub fn plan(file: &InputFile, opts: &ReadOptions) -> anyhow::Result<FilePlan> {
-    match file.format {
-        Format::Csv | Format::Tsv | Format::Text => csv::plan(file, opts),
-        Format::Jsonl => jsonl::plan(file, opts),
-        Format::Parquet => parquet::plan(file, opts),
-        Format::Arrow => ipc::plan(file, opts),
-        Format::Npy => npy::plan(file, opts),
-        Format::Npz => npz::plan(file, opts),
-        Format::Safetensors => safetensors::plan(file, opts),
-        Format::Png => png::plan(file),
-    }
+    let shown = file.display();
+    let bytes = std::fs::metadata(&file.path).map_or(0, |m| m.len());
+    let mut plan = guard::contain(&shown, file.format.name(), || {
+        guard::with_deadline(bytes, || match file.format {
+            Format::Csv | Format::Tsv | Format::Text => csv::plan(file, opts),
+            Format::Jsonl => jsonl::plan(file, opts),
+            Format::Parquet => parquet::plan(file, opts),
+            Format::Arrow => ipc::plan(file, opts),
+            Format::Npy => npy::plan(file, opts),
+            Format::Npz => npz::plan(file, opts),
+            Format::Safetensors => safetensors::plan(file, opts),
+            Format::Png => png::plan(file),
+        })
+    })?;
+    let guarded = |unit: Box<dyn Unit>| -> Box<dyn Unit> {
+        Box::new(Guarded { unit, shown: shown.clone(), format: file.format.name(), bytes })
+    };
+    plan.units = std::mem::take(&mut plan.units).into_iter().map(guarded).collect();
+    plan.sequential = plan.sequential.take().map(guarded);
+    Ok(plan)
 }
 
 /// The number of rows (samples) in a file, read as cheaply as the format allows; used to
 /// compare a features file with its labels.
 pub fn count_rows(file: &InputFile, opts: &ReadOptions) -> anyhow::Result<u64> {
-    match file.format {
-        Format::Csv | Format::Tsv | Format::Text => csv::count_rows(file, opts),
-        Format::Jsonl => jsonl::count_rows(file, opts),
-        Format::Parquet => parquet::count_rows(file),
-        Format::Arrow => ipc::count_rows(file),
-        Format::Npy => npy::count_rows(file),
-        Format::Npz => npz::count_rows(file, opts),
-        Format::Safetensors => safetensors::count_rows(file, opts),
-        Format::Png => Ok(1),
+    let bytes = std::fs::metadata(&file.path).map_or(0, |m| m.len());
+    guard::contain(&file.display(), file.format.name(), || {
+        guard::with_deadline(bytes, || match file.format {
+            Format::Csv | Format::Tsv | Format::Text => csv::count_rows(file, opts),
+            Format::Jsonl => jsonl::count_rows(file, opts),
+            Format::Parquet => parquet::count_rows(file),
+            Format::Arrow => ipc::count_rows(file),
+            Format::Npy => npy::count_rows(file),
+            Format::Npz => npz::count_rows(file, opts),
+            Format::Safetensors => safetensors::count_rows(file, opts),
+            Format::Png => Ok(1),
+        })
+    })
+}
+
+/// A unit read inside the [`guard`] of its file, with the file's deadline.
+struct Guarded {
+    unit: Box<dyn Unit>,
+    shown: String,
+    format: &'static str,
+    bytes: u64,
+}
+
+impl Unit for Guarded {
+    fn read(&self, ctx: &ReadCtx, stats: &mut Stats) -> anyhow::Result<UnitEnd> {
+        guard::contain(&self.shown, self.format, || {
+            guard::with_deadline(self.bytes, || self.unit.read(ctx, stats))
+        })
     }
 }
 
@@ -157,12 +190,28 @@ fn open(file: &InputFile) -> anyhow::Result<std::fs::File> {
 
 /// "a, b, c" for an error message, shortened when long.
 fn list_names<S: AsRef<str>>(names: &[S]) -> String {
+    list_names_of(names, names.len())
+}
+
+/// "a, b, c, … (N in all)": the first of `total` names, of which `names` holds the first.
+fn list_names_of<S: AsRef<str>>(names: &[S], total: usize) -> String {
     const SHOWN: usize = 30;
-    let mut out = names.iter().take(SHOWN).map(|s| s.as_ref()).collect::<Vec<_>>().join(", ");
-    if names.len() > SHOWN {
-        out.push_str(&format!(", … ({} in all)", names.len()));
+    let mut out = names.iter().take(SHOWN).map(|s| shorten(s.as_ref())).collect::<Vec<_>>().join(", ");
+    if total > SHOWN {
+        out.push_str(&format!(", … ({total} in all)"));
     }
     out
+}
+
+/// A name as an error message shows it: on one line, and cut when very long (a column
+/// named by a corrupt file, or a whole line taken for a header).
+fn shorten(name: &str) -> String {
+    const MAX: usize = 60;
+    let flat: String = name.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    match flat.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}…", &flat[..cut]),
+        None => flat,
+    }
 }
 
 /// Picks the one name the user asked for, or the only one there is.
@@ -174,7 +223,12 @@ fn pick_name<'a>(
 ) -> anyhow::Result<&'a str> {
     match asked {
         Some(name) => names.iter().find(|n| n.as_str() == name).map(|s| s.as_str()).ok_or_else(|| {
-            anyhow::anyhow!("{}: no {what} `{name}`; the file has: {}", file.display(), list_names(names))
+            anyhow::anyhow!(
+                "{}: no {what} `{}`; the file has: {}",
+                file.display(),
+                shorten(name),
+                list_names(names)
+            )
         }),
         None if names.len() == 1 => Ok(&names[0]),
         None if names.is_empty() => anyhow::bail!("{}: the file holds no {what}", file.display()),
