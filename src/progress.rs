@@ -8,8 +8,10 @@
 //!
 //! How: readers report each finished unit (a byte range, a row group or a whole file) with
 //! its rows; a unit weighs its file's size divided by the file's number of units, which is
-//! exact for the even splits the readers make. A ticker thread redraws at most every
-//! [`REDRAW`], so the rate and the time left keep moving while a large unit is read.
+//! exact for the even splits the readers make. Line-oriented readers (CSV, JSON Lines,
+//! text) also report each block they read, so the share moves at a steady rate inside a
+//! unit of a few GB instead of jumping when the unit ends. A ticker thread redraws at most
+//! every [`REDRAW`], so the rate and the time left keep moving between blocks.
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -98,12 +100,25 @@ impl Progress {
         }
     }
 
-    /// One unit of file `file` was read, with `rows` rows.
-    pub fn unit_read(&self, file: u32, rows: u64) {
-        let Some(shared) = &self.shared else { return };
+    /// The bytes one unit of file `file` stands for: the file's size over its units.
+    pub fn unit_bytes(&self, file: u32) -> u64 {
+        let Some(shared) = &self.shared else { return 0 };
         let units = shared.units.lock().unwrap_or_else(|e| e.into_inner()).get(file as usize).copied();
-        let bytes = shared.file_bytes.get(file as usize).copied().unwrap_or(0) / units.unwrap_or(1).max(1);
+        shared.file_bytes.get(file as usize).copied().unwrap_or(0) / units.unwrap_or(1).max(1)
+    }
+
+    /// A unit read `bytes` more while it goes on: the line moves within a large unit.
+    pub fn bytes_read(&self, bytes: u64) {
+        let Some(shared) = &self.shared else { return };
         shared.done_bytes.fetch_add(bytes, Ordering::Relaxed);
+        shared.draw(false);
+    }
+
+    /// One unit of file `file` was read, with `rows` rows, after it had reported `reported`
+    /// of its bytes itself.
+    pub fn unit_read(&self, file: u32, rows: u64, reported: u64) {
+        let Some(shared) = &self.shared else { return };
+        shared.done_bytes.fetch_add(self.unit_bytes(file).saturating_sub(reported), Ordering::Relaxed);
         shared.rows.fetch_add(rows, Ordering::Relaxed);
         shared.draw(false);
     }

@@ -86,11 +86,22 @@ pub fn from_kb(
         location,
         rank: None,
         evidence,
+        explanation: cause.explanation_with(offending_value(&values).as_deref()),
         values,
-        explanation: cause.explanation.clone(),
         fix: cause.fix.clone(),
         checklist_step: cause.checklist_step(),
         origin: Vec::new(),
+    }
+}
+
+/// The value past the bound the data holds: its largest when that reaches the bound,
+/// else its smallest when negative.
+fn offending_value(values: &Map<String, Value>) -> Option<String> {
+    let int = |k: &str| values.get(k).and_then(Value::as_i64);
+    match (int("min"), int("max"), int("bound")) {
+        (_, Some(max), Some(bound)) if max >= bound => Some(max.to_string()),
+        (Some(min), _, _) if min < 0 => Some(min.to_string()),
+        _ => None,
     }
 }
 

@@ -754,14 +754,14 @@ fn write_up(
 ) -> Diagnosis {
     let Draft { cause_id, op, values, evidence, notes, confidence, title, hint, origin } = draft;
     let cause = kb.expect_cause(&cause_id);
+    let explained = cause.explanation_with(values::offending_value(&values).as_deref());
     let mut paragraphs: Vec<&str> = notes.iter().map(String::as_str).collect();
     paragraphs.extend(hint.as_deref());
-    paragraphs.push(&cause.explanation);
+    paragraphs.push(&explained);
     let explanation = paragraphs.join("\n\n");
-    let mut fix = cause.fix.clone();
-    for hint in values::hints(kb, &cause_id, &values) {
-        fix = format!("{hint}\n\n{fix}");
-    }
+    // The fix for this very case, when the values show which it is, replaces the cause's
+    // general one: one piece of advice.
+    let mut fix = values::hints(kb, &cause_id, &values).into_iter().next().unwrap_or_else(|| cause.fix.clone());
     if cause_id == "none" {
         fix = format!(
             "The run failed with a plain Python error, not a tensor or CUDA error: {}. {}",

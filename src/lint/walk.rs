@@ -91,6 +91,12 @@ pub fn lint_paths(paths: &[PathBuf], selection: &Selection, threads: usize) -> L
     outcome
 }
 
+/// Whether a file named on the command line may hold Python: a `.py`, `.pyi` or `.pyw`
+/// file, or a script without an extension.
+pub fn may_be_python(path: &Path) -> bool {
+    path.extension().is_none_or(|e| e == "py" || e == "pyi" || e == "pyw")
+}
+
 /// The largest file lint reads. Real source files stay far below it; past it the input is
 /// generated data or not Python at all, and reading it whole would only exhaust memory.
 pub const MAX_FILE_BYTES: u64 = 32 << 20;

@@ -2,8 +2,7 @@
 
 import torch
 
-from .. import _report
-from ..errors import build
+from ..errors import build, report
 from ._call import Call
 
 __all__ = ["failure", "cpu_refusal", "writing_into_copies"]
@@ -23,8 +22,7 @@ def failure(check, call, rule, location, note=None, pytorch_error=None):
     from . import origin  # where the bad value or size came from (error path only)
 
     origin.attach(error, origin.find(check, call, rule, finding, location))
-    _report.write(error.diagnosis)
-    return error
+    return report(error)
 
 
 def cpu_refusal(check, original, call, writes_input):

@@ -19,6 +19,7 @@ not seen; `assertscope run` switches the guard on as torch is imported, before u
 
 import torch  # noqa: F401 - the guarded ops live there
 
+from ..errors import GuardError
 from ._call import Call
 from ._patching import replace, resolve, wraps
 from ._ledger import ledgers
@@ -39,16 +40,21 @@ def guarded(check, original, names, writes_input):
     checked_by_cpu_kernel = check.checked_by_cpu_kernel
 
     def guarded_call(*args, **kwargs):
-        if checked_by_cpu_kernel is not None and cpu_calls_left_to_pytorch() and checked_by_cpu_kernel(args, kwargs):
-            return run_on_cpu(check, original, names, args, kwargs, writes_input)
-        if skip_call():
-            return original(*args, **kwargs)
-        call = Call(names, args, kwargs)
-        if ledgers:
-            return run(check, original, call, writes_input)  # (polls them first)
-        if quick(call):
-            return original(*args, **kwargs)
-        return run(check, original, call, writes_input, asked_quick=True)
+        try:
+            if checked_by_cpu_kernel is not None and cpu_calls_left_to_pytorch() and checked_by_cpu_kernel(args, kwargs):
+                return run_on_cpu(check, original, names, args, kwargs, writes_input)
+            if skip_call():
+                return original(*args, **kwargs)
+            call = Call(names, args, kwargs)
+            if ledgers:
+                return run(check, original, call, writes_input)  # (polls them first)
+            if quick(call):
+                return original(*args, **kwargs)
+            return run(check, original, call, writes_input, asked_quick=True)
+        except GuardError as error:
+            # Raised again from here, the error's traceback holds one frame of the guard
+            # (this one) instead of its whole way down; _hide drops this one too.
+            raise error.with_traceback(None)  # noqa: B904 - the same error, not a new one
 
     return wraps(guarded_call, original)
 
@@ -102,6 +108,9 @@ def install():
     from . import origin  # construction sites and DataLoader batches, for the error path
 
     origin.install()
+    from .. import _hide  # its frames out of tracebacks, its wrappers out of warnings
+
+    _hide.install()
     _undo.insert(0, origin.uninstall)
 
 

@@ -75,11 +75,10 @@ class Origins:
 
 def report(error, origins):
     """Attaches the origins to an error a recorder raised itself and writes its report."""
-    from ... import _report
+    from ...errors import report as write_report
 
     attach(error, origins)
-    _report.write(error.diagnosis)
-    return error
+    return write_report(error)
 
 
 def _what(finding):
@@ -304,14 +303,9 @@ def attach(error, origins):
         if origins.hints:
             diagnosis["fix"] = " ".join(h[:1].upper() + h[1:] + "." for h in origins.hints) + " " + diagnosis["fix"]
     error.values.update(origins.values)
-    from ... import _render
     from ...errors import render_message
 
-    # In the message, each origin is a secondary span (as rustc's "defined here") and each
-    # hint a help line of the same diagnostic.
-    model = error.model
-    model["notes"] += [_render.note("help", hint) for hint in origins.hints]
-    for o in origins.locations:
-        model["spans"].append(_render.span(o["file"], o.get("line"), o.get("code"), label=o.get("note"), primary=False))
+    # The message is drawn from the diagnosis: each origin a secondary span (as rustc's
+    # "defined here"), the hints in the fix.
     render_message(error)
     return error
