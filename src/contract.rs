@@ -137,7 +137,8 @@ pub mod guard_text {
 
     /// The values a `found` note states: `bad_count` and `numel` (`3 of 64`), `low` (when
     /// not 0) and `bound` of a half-open interval, each `name = value` size (`C` is
-    /// `classes`), and the first `bad_values` with their `positions`.
+    /// `classes`), `name_shape` of each `name of shape [...]`, and the first `bad_values`
+    /// with their `positions`.
     pub fn parse_found(text: &str) -> Map<String, Value> {
         let mut values = Map::new();
         let mut words = text.split(' ');
@@ -169,10 +170,27 @@ pub mod guard_text {
                 }
             }
         }
+        // `an input of shape [1, 3]`: the shape of what the word before names.
+        for (before, after) in text.match_indices(" of shape [").map(|(at, m)| (&text[..at], &text[at + m.len() - 1..])) {
+            let name = before.rsplit(' ').next().unwrap_or("");
+            let dims = after.split_once(']').map(|(d, _)| d.trim_start_matches('['));
+            let shape: Option<Vec<Value>> =
+                dims.and_then(|d| d.split(", ").map(|n| n.parse::<u64>().ok().map(Value::from)).collect());
+            if let (false, Some(shape)) = (name.is_empty(), shape) {
+                values.insert(format!("{name}_shape"), Value::Array(shape));
+            }
+        }
         let (mut bad_values, mut positions) = (Vec::new(), Vec::new());
         if let Some((_, examples)) = text.split_once("): ").or_else(|| text.split_once("]: ")) {
             for example in examples.split("], ") {
-                let Some((value, at)) = example.split_once(" at [") else { continue };
+                let Some((value, at)) = example.split_once(" at [") else {
+                    // A 0-dim tensor's value stands alone.
+                    if let Some(value) = number_value(example.trim()).filter(|_| bad_values.is_empty()) {
+                        bad_values.push(value);
+                        positions.push(Value::Array(Vec::new()));
+                    }
+                    continue;
+                };
                 let position: Option<Vec<Value>> =
                     at.trim_end_matches(']').split(", ").map(|p| p.parse::<i64>().ok().map(Value::from)).collect();
                 let (Some(value), Some(position)) = (number_value(value.trim()), position) else { continue };

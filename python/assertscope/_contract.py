@@ -67,7 +67,8 @@ def file_name_host(name):
 #
 # The first line is headline(); under `assertscope run` it is the whole message, followed by
 # REPORTED_BY_RUN. The `= found:` note starts with count_phrase(), then interval(), then the
-# sizes it was judged by (`name = value`, in brackets), then positions_text().
+# sizes it was judged by (`name = value`, in brackets), then positions_text(); a shape is
+# stated as `name of shape [a, b]`, and each tensor line starts with `tensor[a, b]`.
 
 GUARD_ERROR_TYPE = "assertscope.GuardError"
 FOUND_NOTE = "found"
