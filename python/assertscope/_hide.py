@@ -5,8 +5,8 @@ its wrappers out of the location of warnings raised in the code they call.
 CPython honours no `__tracebackhide__`: a frame an exception passed through stays in its
 traceback. So the traceback is trimmed for real (each `tb_next` that leads into a frame of
 this package is linked past it) before the interpreter prints an uncaught exception
-(`sys.excepthook`, `threading.excepthook`); the notebook extension trims it before it draws
-one. An exception raised inside this package that is not a GuardError is a bug of ours and
+(`sys.excepthook`, `threading.excepthook`); in IPython, which prints a cell's exception
+itself, _ipython's handler trims it and draws the report. An exception raised inside this package that is not a GuardError is a bug of ours and
 keeps every frame.
 
 A warning's location is fixed before any Python code sees it: a wrapper of ours between
@@ -145,3 +145,12 @@ def install():
     threading.excepthook = _hiding_thread_excepthook(threading.excepthook)
     if hasattr(warnings, "_showwarnmsg"):
         warnings._showwarnmsg = _outside_wrappers(warnings._showwarnmsg)
+
+
+def ipython_shell():
+    """The running IPython shell, or None."""
+    get = getattr(sys.modules.get("IPython"), "get_ipython", None)
+    try:
+        return get() if get is not None else None
+    except Exception:  # noqa: BLE001 - no shell
+        return None

@@ -141,6 +141,14 @@ def build(op, finding, location, note=None, pytorch_type=RuntimeError, pytorch_m
     return error
 
 
+def full_report(error):
+    """The whole report of a GuardError, also when its message is the line that points to
+    `assertscope run`'s (the message alone for one re-raised from a DataLoader worker)."""
+    if error.diagnosis is None:
+        return str(error)
+    return _render.render(_human.model(error.diagnosis)).rstrip("\n")
+
+
 def render_message(error):
     """Draws the error's message from its diagnosis (after anything was added to it): the
     whole report, or, when `assertscope run` has the report to show when the command ends

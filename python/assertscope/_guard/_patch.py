@@ -53,7 +53,9 @@ def guarded(check, original, names, writes_input):
             return run(check, original, call, writes_input, asked_quick=True)
         except GuardError as error:
             # Raised again from here, the error's traceback holds one frame of the guard
-            # (this one) instead of its whole way down; _hide drops this one too.
+            # (this one) instead of its whole way down; _hide drops this one too before
+            # Python or IPython prints it, and pytest leaves out a frame that says so:
+            __tracebackhide__ = True  # noqa: F841
             raise error.with_traceback(None)  # noqa: B904 - the same error, not a new one
 
     return wraps(guarded_call, original)
@@ -108,9 +110,12 @@ def install():
     from . import origin  # construction sites and DataLoader batches, for the error path
 
     origin.install()
-    from .. import _hide  # its frames out of tracebacks, its wrappers out of warnings
+    from .. import _hide, _ipython  # its frames out of tracebacks, its wrappers out of warnings
 
     _hide.install()
+    shell = _hide.ipython_shell()
+    if shell is not None and not getattr(shell, "custom_exceptions", ()):
+        _ipython.show_guard_errors(shell)  # a GuardError drawn as its report in IPython too
     _undo.insert(0, origin.uninstall)
 
 
