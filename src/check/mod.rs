@@ -281,7 +281,7 @@ fn read_all(
                 match unit.read(&unit_ctx, &mut s) {
                     Ok(end) => {
                         let read = reported.load(std::sync::atomic::Ordering::Relaxed);
-                        progress.unit_read(file, end.rows, read.min(share));
+                        progress.unit_read(file, read.min(share));
                         s.finish_unit(end.rows, end.lines)
                     }
                     Err(e) if e.is::<NeedsSequential>() => {
