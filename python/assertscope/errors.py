@@ -132,7 +132,8 @@ def build(op, finding, location, note=None, pytorch_type=RuntimeError, pytorch_m
         "explanation": kb.explanation(cause, values),
         # The specific fix replaces the cause's general one: one piece of advice.
         "fix": f"{finding.hint[:1].upper()}{finding.hint[1:]}" if finding.hint else " ".join(cause["fix"].split()),
-        "checklist_step": cause.get("checklist_step") or None,
+        # Step 1 (re-run on the CPU for a readable error) is what the guard just did.
+        "checklist_step": cause.get("checklist_step") if cause.get("checklist_step", 0) > 1 else None,
     }
     error = error_class(pytorch_type)("", finding.cause, op, location, finding.values, diagnosis)
     error.pytorch_message = pytorch_message

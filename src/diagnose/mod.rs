@@ -891,7 +891,9 @@ fn secondary(
         }
         let who = rank_name(*key, scans);
         if f.strength == Strength::Peer || (f.strength >= Strength::Cascade && root_key.rank().is_some()) {
-            let text = short(&f.text, 240);
+            // Its first sentence says what it met; the rest of a collective's message
+            // ("typically caused by a remote worker crashing") is what this line says.
+            let text = short(first_sentence(&f.text), 160);
             push(Secondary {
                 cause: "distributed-peer-failure".into(),
                 text: format!("{who} only waited for {}: {text}", rank_name(root_key, scans)),
@@ -916,6 +918,10 @@ fn located(f: &Failure<'_>, scans: &[LogScan]) -> String {
         None => format!(" (line {} of {})", f.at.1, scans[f.at.0].source),
     };
     format!("{}{}", short(&f.text, 200), where_)
+}
+
+fn first_sentence(s: &str) -> &str {
+    s.find(". ").map_or(s, |end| &s[..=end])
 }
 
 fn short(s: &str, max: usize) -> String {
