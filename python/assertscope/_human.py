@@ -15,8 +15,9 @@ from ._contract import readable_number as number
 
 __all__ = ["model", "values_text", "names"]
 
-# Values that are evidence of a log line, not numbers about the bad value.
-_HIDDEN_VALUES = ("assert_message", "metric_line")
+# Values the evidence states already: the assertion's message and thread count, the line
+# of a metric.
+_HIDDEN_VALUES = ("assert_message", "metric_line", "failing_threads")
 
 
 def model(d):

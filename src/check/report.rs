@@ -13,7 +13,13 @@ pub fn build(inspection: &Inspection) -> Report {
     for f in &inspection.findings {
         match f.severity {
             Severity::Error => report.diagnoses.push(diagnosis(inspection, f)),
-            _ => report.secondary.push(Secondary { cause: f.cause.to_string(), text: f.message.clone() }),
+            _ => {
+                let text = match &f.fix {
+                    Some(fix) => format!("{} {fix}", f.message.trim_end_matches('.').to_string() + "."),
+                    None => f.message.clone(),
+                };
+                report.secondary.push(Secondary { cause: f.cause.to_string(), text })
+            }
         }
     }
     if report.diagnoses.is_empty() {

@@ -111,11 +111,12 @@ fn names(title: &str, op: &str) -> bool {
     title.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.')).any(|word| word == op)
 }
 
-/// Values a log revealed, worth showing: `key=value, …`, numbers rounded for reading.
+/// Values a log revealed, worth showing: `key=value, …`, numbers rounded for reading. The
+/// assertion's own message and thread count, and the line of a metric, are in the evidence.
 pub fn values_text(values: &serde_json::Map<String, serde_json::Value>) -> String {
     values
         .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "assert_message" | "metric_line"))
+        .filter(|(k, _)| !matches!(k.as_str(), "assert_message" | "metric_line" | "failing_threads"))
         .map(|(k, v)| match v {
             serde_json::Value::String(s) => format!("{k}={s}"),
             other => format!("{k}={}", compact(other)),
