@@ -185,9 +185,15 @@ fn probe(python: &PathBuf) -> anyhow::Result<Probe> {
             String::from_utf8_lossy(&out.stderr)
         )
     })?;
-    let warnings = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    // The start-up hook's own word that torch is missing repeats the torch line: left out.
+    let torch_missing = probe.torch.as_ref().is_some_and(|t| t.error.is_some());
+    let warnings: Vec<&str> = std::str::from_utf8(&out.stderr)
+        .unwrap_or("")
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !(torch_missing && l.contains("torch is not installed for this Python")))
+        .collect();
     if !warnings.is_empty() {
-        probe.stderr = Some(warnings);
+        probe.stderr = Some(warnings.join("\n"));
     }
     Ok(probe)
 }
