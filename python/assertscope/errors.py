@@ -109,7 +109,8 @@ def build(op, finding, location, note=None, pytorch_type=RuntimeError, pytorch_m
     """The GuardError for a finding at a location (a dict from _frames.location_dict).
 
     pytorch_type     the exception type PyTorch raises for this input: the error is one too
-    pytorch_message  PyTorch's own message where it refuses the input itself
+    pytorch_message  PyTorch's own message where it refuses the input itself: a `pytorch`
+                     line of the report
     """
     from ._summary import describe
 
@@ -118,6 +119,9 @@ def build(op, finding, location, note=None, pytorch_type=RuntimeError, pytorch_m
     values = json_safe(finding.values)
     evidence = [{"kind": "guard", "text": f"{op}: {finding.found}", "source_line": None}]
     evidence += [{"kind": "tensor", "text": f"{name}: {text}", "source_line": None} for name, text in summaries]
+    if pytorch_message:
+        # What PyTorch itself said (its CPU kernel refused the call): kept word for word.
+        evidence.append({"kind": "pytorch", "text": f"{pytorch_type.__name__}: {pytorch_message}", "source_line": None})
     if note:
         evidence.append({"kind": "note", "text": note, "source_line": None})
     diagnosis = {
@@ -168,6 +172,6 @@ def report(error):
     one line; elsewhere (a notebook, `assertscope.guard()`) the message is the report."""
     from . import _report
 
-    error.reported = _report.write(error.diagnosis) is not None
+    error.reported = _report.write(error.diagnosis) is not None and _report.under_run()
     render_message(error)
     return error

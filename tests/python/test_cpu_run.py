@@ -60,7 +60,7 @@ def test_cuda_runtime_calls_answer_on_the_cpu():
     proc = run_cpu("cuda_runtime_calls.py")
     assert proc.returncode == 0, proc.stderr.decode()[-3000:]
     out = proc.stdout.decode().splitlines()
-    assert out[0] == "gpu CPU (assertscope --cpu) (8, 0) True True"
+    assert out[0] == "gpu CPU (assertscope --cpu) (0, 0) True True"
     assert out[1] == "memory 0 0 0 0 True"
     assert out[-1] == "ok True cpu cpu 0"
 

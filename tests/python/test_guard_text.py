@@ -107,3 +107,11 @@ def test_every_cause_has_its_values_read_back():
         error, _, read = read_back(name, make)
         shared.setdefault(error.cause, set()).update(key for key in read["values"] if key in error.diagnosis["values"])
     assert all(shared.values()), {cause: keys for cause, keys in shared.items() if not keys}
+
+
+@pytest.mark.parametrize("target", [5, 255, -3])
+def test_why_quotes_the_value_of_this_failure(target):
+    # The cause's explanation quoted "Target 10 is out of bounds" whatever the label was.
+    error = guard_error(lambda: F.cross_entropy(torch.zeros(2, 5), torch.tensor([0, target])))
+    assert f"`IndexError: Target {target} is out of bounds.`" in error.diagnosis["explanation"]
+    assert "Target 10 " not in " ".join(str(error).split())
