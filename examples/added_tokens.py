@@ -53,4 +53,5 @@ def main():
 
 
 if __name__ == "__main__":
+    torch.manual_seed(0)  # the same numbers on every run
     main()

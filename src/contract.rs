@@ -72,3 +72,188 @@ pub fn file_name_host(name: &str) -> String {
         cleaned
     }
 }
+
+/// The text of a `GuardError`, which `explain` reads back from a log (a notebook, a saved
+/// run, a rank's file). `_contract.py` holds the formatting side; `tests/contract.rs`
+/// checks the two rule by rule, and `tests/python/test_guard_text.py` reads back a real
+/// GuardError of every cause the guard raises.
+///
+/// ```text
+/// assertscope.GuardError: error[target-out-of-range]: class target out of range in cross_entropy
+///   --> train.py:32:13
+///    |
+/// 32 |             loss = criterion(model(x), y)
+///    |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ in `main`
+///    |
+///    = found: 9 of 64 targets outside [0, 5) (C = 5, ignore_index = -100): 5 at [11], 5 at
+///             [12], ... (7 more)
+///    = target: tensor[64] i64 cpu min=1 max=5
+/// ```
+///
+/// The first line is [`guard_text::headline`]; under `assertscope run` it is the whole
+/// message, with [`guard_text::REPORTED_BY_RUN`] after it. The `found` note starts with the
+/// count phrase, then the interval, then the sizes it was judged by (`name = value`, in
+/// brackets), then the first bad values and where they sit.
+pub mod guard_text {
+    use serde_json::{Map, Value};
+
+    /// The exception's name as a traceback prints it.
+    pub const GUARD_ERROR_TYPE: &str = "assertscope.GuardError";
+    pub const FOUND_NOTE: &str = "found";
+    /// After the headline, when `run` shows the report once the command ended.
+    pub const REPORTED_BY_RUN: &str = "(assertscope run reports it when the command ends)";
+
+    pub fn headline(cause: &str, title: &str) -> String {
+        format!("error[{cause}]: {title}")
+    }
+
+    /// A guard diagnosis' title: the cause's title and the op that refused the value.
+    pub fn title_with_op(title: &str, op: &str) -> String {
+        format!("{title} in {op}")
+    }
+
+    /// `(cause, title)` of a headline; the title without [`REPORTED_BY_RUN`].
+    pub fn parse_headline(line: &str) -> Option<(&str, &str)> {
+        let rest = line.trim().strip_prefix("error[")?;
+        let (cause, title) = rest.split_once("]: ")?;
+        let valid = !cause.is_empty() && cause.bytes().all(|b| b.is_ascii_lowercase() || b == b'-');
+        let title = title.strip_suffix(REPORTED_BY_RUN).unwrap_or(title).trim_end();
+        valid.then_some((cause, title))
+    }
+
+    /// The op a title names after the cause's own title (`… in cross_entropy`).
+    pub fn op_of_title<'a>(title: &'a str, cause_title: &str) -> Option<&'a str> {
+        let op = title.strip_prefix(cause_title)?.strip_prefix(" in ")?;
+        let valid = !op.is_empty() && op.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.'));
+        valid.then_some(op)
+    }
+
+    /// `(file, line, column)` of a `--> file:line:column` line.
+    pub fn parse_location(line: &str) -> Option<(&str, u64, Option<u64>)> {
+        let rest = line.trim().strip_prefix("--> ")?;
+        let (head, last) = rest.rsplit_once(':')?;
+        let last: u64 = last.parse().ok()?;
+        match head.rsplit_once(':').and_then(|(file, l)| Some((file, l.parse::<u64>().ok()?))) {
+            Some((file, line)) => Some((file, line, Some(last))),
+            None => Some((head, last, None)),
+        }
+    }
+
+    /// The values a `found` note states: `bad_count` and `numel` (`3 of 64`), `low` (when
+    /// not 0) and `bound` of a half-open interval, each `name = value` size (`C` is
+    /// `classes`), `name_shape` of each `name of shape [...]`, and the first `bad_values`
+    /// with their `positions`.
+    pub fn parse_found(text: &str) -> Map<String, Value> {
+        let mut values = Map::new();
+        let mut words = text.split(' ');
+        if let (Some(bad), Some("of"), Some(total)) = (words.next(), words.next(), words.next()) {
+            if let (Ok(bad), Ok(total)) = (bad.parse::<u64>(), total.parse::<u64>()) {
+                values.insert("bad_count".into(), bad.into());
+                values.insert("numel".into(), total.into());
+            }
+        }
+        if let Some(rest) = text.split_once(" outside [").map(|(_, r)| r) {
+            if let Some((low, rest)) = rest.split_once(", ") {
+                let high: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
+                let half_open = rest[high.len()..].starts_with(')');
+                if let (Ok(low), Ok(high), true) = (low.parse::<i64>(), high.parse::<i64>(), half_open) {
+                    if low != 0 {
+                        values.insert("low".into(), low.into());
+                    }
+                    values.insert("bound".into(), high.into());
+                }
+            }
+        }
+        for group in text.split(" (").skip(1).filter_map(|g| g.split_once(')').map(|(g, _)| g)) {
+            for pair in group.split(", ") {
+                if let Some((name, value)) = pair.split_once(" = ") {
+                    if let Ok(value) = value.parse::<i64>() {
+                        let key = if name == "C" { "classes" } else { name };
+                        values.insert(key.into(), value.into());
+                    }
+                }
+            }
+        }
+        // `an input of shape [1, 3]`: the shape of what the word before names.
+        for (before, after) in text.match_indices(" of shape [").map(|(at, m)| (&text[..at], &text[at + m.len() - 1..])) {
+            let name = before.rsplit(' ').next().unwrap_or("");
+            let dims = after.split_once(']').map(|(d, _)| d.trim_start_matches('['));
+            let shape: Option<Vec<Value>> =
+                dims.and_then(|d| d.split(", ").map(|n| n.parse::<u64>().ok().map(Value::from)).collect());
+            if let (false, Some(shape)) = (name.is_empty(), shape) {
+                values.insert(format!("{name}_shape"), Value::Array(shape));
+            }
+        }
+        let (mut bad_values, mut positions) = (Vec::new(), Vec::new());
+        if let Some((_, examples)) = text.split_once("): ").or_else(|| text.split_once("]: ")) {
+            for example in examples.split("], ") {
+                let Some((value, at)) = example.split_once(" at [") else {
+                    // A 0-dim tensor's value stands alone.
+                    if let Some(value) = number_value(example.trim()).filter(|_| bad_values.is_empty()) {
+                        bad_values.push(value);
+                        positions.push(Value::Array(Vec::new()));
+                    }
+                    continue;
+                };
+                let position: Option<Vec<Value>> =
+                    at.trim_end_matches(']').split(", ").map(|p| p.parse::<i64>().ok().map(Value::from)).collect();
+                let (Some(value), Some(position)) = (number_value(value.trim()), position) else { continue };
+                bad_values.push(value);
+                positions.push(Value::Array(position));
+            }
+        }
+        if !bad_values.is_empty() {
+            values.insert("bad_values".into(), Value::Array(bad_values));
+            values.insert("positions".into(), Value::Array(positions));
+        }
+        values
+    }
+
+    fn number_value(text: &str) -> Option<Value> {
+        match text.parse::<i64>() {
+            Ok(n) => Some(n.into()),
+            Err(_) => text.parse::<f64>().ok().filter(|f| f.is_finite()).map(Value::from),
+        }
+    }
+
+    /// The shape of a tensor line (`tensor[64, 5] f32 cpu …`).
+    pub fn parse_shape(summary: &str) -> Option<Vec<u64>> {
+        let inside = summary.strip_prefix("tensor[")?.split_once(']')?.0;
+        if inside.is_empty() {
+            return Some(Vec::new());
+        }
+        inside.split(", ").map(|n| n.parse().ok()).collect()
+    }
+
+    /// A number as a person reads it: an integer exact, any other with 4 significant digits
+    /// (as Python's `%.4g`); JSON keeps it whole.
+    pub fn readable_number(value: f64) -> String {
+        if value.is_nan() {
+            return "nan".into();
+        }
+        if value.is_infinite() {
+            return if value > 0.0 { "inf".into() } else { "-inf".into() };
+        }
+        if value == 0.0 {
+            return if value.is_sign_negative() { "-0".into() } else { "0".into() };
+        }
+        let scientific = format!("{value:.3e}");
+        let (mantissa, exponent) = scientific.split_once('e').expect("{:e} has an exponent");
+        let exponent: i32 = exponent.parse().expect("{:e} has a numeric exponent");
+        if !(-4..4).contains(&exponent) {
+            let mantissa = trim_zeros(mantissa);
+            let sign = if exponent < 0 { '-' } else { '+' };
+            return format!("{mantissa}e{sign}{:02}", exponent.abs());
+        }
+        let decimals = (3 - exponent).max(0) as usize;
+        trim_zeros(&format!("{value:.decimals$}")).to_string()
+    }
+
+    fn trim_zeros(text: &str) -> &str {
+        if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            text
+        }
+    }
+}

@@ -1,15 +1,17 @@
-//! The progress line of long `check` runs: how much of the input is read, rows per second
-//! and the time left, redrawn in place on stderr.
+//! The progress line of long `check` runs: how much of the input is read, how fast and
+//! the time left, redrawn in place on stderr (as tqdm draws a download).
 //!
 //! Why: a check of a few hundred GB of shards runs for minutes; without a sign of life users
 //! kill it. It is drawn only while stderr is a terminal, so logs, pipes and `--json`
 //! consumers get the report alone, byte for byte as without it; short runs (under
 //! [`DELAY`]) never show it; the line is erased before the report is printed.
 //!
-//! How: readers report each finished unit (a byte range, a row group or a whole file) with
-//! its rows; a unit weighs its file's size divided by the file's number of units, which is
-//! exact for the even splits the readers make. A ticker thread redraws at most every
-//! [`REDRAW`], so the rate and the time left keep moving while a large unit is read.
+//! How: readers report each finished unit (a byte range, a row group or a whole file); a
+//! unit weighs its file's size divided by the file's number of units, which is
+//! exact for the even splits the readers make. Line-oriented readers (CSV, JSON Lines,
+//! text) also report each block they read, so the share moves at a steady rate inside a
+//! unit of a few GB instead of jumping when the unit ends. A ticker thread redraws at most
+//! every [`REDRAW`], so the rate and the time left keep moving between blocks.
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,7 +42,6 @@ struct Shared {
     /// Units of each file in the current read plan.
     units: Mutex<Vec<u64>>,
     done_bytes: AtomicU64,
-    rows: AtomicU64,
     state: Mutex<Drawing>,
     wake: Condvar,
 }
@@ -71,7 +72,6 @@ impl Progress {
             units: Mutex::new(vec![1; file_bytes.len()]),
             file_bytes,
             done_bytes: AtomicU64::new(0),
-            rows: AtomicU64::new(0),
             state: Mutex::new(Drawing::default()),
             wake: Condvar::new(),
         });
@@ -98,13 +98,24 @@ impl Progress {
         }
     }
 
-    /// One unit of file `file` was read, with `rows` rows.
-    pub fn unit_read(&self, file: u32, rows: u64) {
-        let Some(shared) = &self.shared else { return };
+    /// The bytes one unit of file `file` stands for: the file's size over its units.
+    pub fn unit_bytes(&self, file: u32) -> u64 {
+        let Some(shared) = &self.shared else { return 0 };
         let units = shared.units.lock().unwrap_or_else(|e| e.into_inner()).get(file as usize).copied();
-        let bytes = shared.file_bytes.get(file as usize).copied().unwrap_or(0) / units.unwrap_or(1).max(1);
+        shared.file_bytes.get(file as usize).copied().unwrap_or(0) / units.unwrap_or(1).max(1)
+    }
+
+    /// A unit read `bytes` more while it goes on: the line moves within a large unit.
+    pub fn bytes_read(&self, bytes: u64) {
+        let Some(shared) = &self.shared else { return };
         shared.done_bytes.fetch_add(bytes, Ordering::Relaxed);
-        shared.rows.fetch_add(rows, Ordering::Relaxed);
+        shared.draw(false);
+    }
+
+    /// One unit of file `file` was read, after it had reported `reported` of its bytes itself.
+    pub fn unit_read(&self, file: u32, reported: u64) {
+        let Some(shared) = &self.shared else { return };
+        shared.done_bytes.fetch_add(self.unit_bytes(file).saturating_sub(reported), Ordering::Relaxed);
         shared.draw(false);
     }
 
@@ -167,20 +178,19 @@ impl Shared {
 
     fn line(&self, elapsed: Duration) -> String {
         let done = self.done_bytes.load(Ordering::Relaxed).min(self.total_bytes);
-        let rows = self.rows.load(Ordering::Relaxed);
-        line(self.what, done, self.total_bytes, rows, elapsed)
+        line(self.what, done, self.total_bytes, elapsed)
     }
 }
 
-/// `\rcheck: 1.2 GB of 4.8 GB (25%)  31.0 M rows/s  ETA 1m07s`, erasing the rest of the line.
-pub fn line(what: &str, done: u64, total: u64, rows: u64, elapsed: Duration) -> String {
+/// `\rcheck: 1.2 GB of 4.8 GB (25%)  600.0 MB/s  ETA 6s`, erasing the rest of the line.
+pub fn line(what: &str, done: u64, total: u64, elapsed: Duration) -> String {
     let seconds = elapsed.as_secs_f64().max(1e-3);
     let mut text = format!("\r{what}: {} of {}", bytes(done), bytes(total));
     if let Some(share) = (done * 100).checked_div(total) {
         text += &format!(" ({share}%)");
     }
-    if rows > 0 {
-        text += &format!("  {} rows/s", count(rows as f64 / seconds));
+    if done > 0 {
+        text += &format!("  {}/s", bytes((done as f64 / seconds) as u64));
     }
     if done > 0 && done < total {
         let left = seconds * (total - done) as f64 / done as f64;
@@ -205,16 +215,6 @@ fn bytes(n: u64) -> String {
     }
 }
 
-/// 950, 12.3 k, 4.5 M, 1.2 G.
-fn count(rate: f64) -> String {
-    match rate {
-        r if r >= 1e9 => format!("{:.1} G", r / 1e9),
-        r if r >= 1e6 => format!("{:.1} M", r / 1e6),
-        r if r >= 1e3 => format!("{:.1} k", r / 1e3),
-        r => format!("{r:.0}"),
-    }
-}
-
 /// 42s, 3m07s, 1h02m.
 fn duration(seconds: f64) -> String {
     let s = (seconds + 0.5) as u64;
@@ -230,16 +230,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_line_gives_the_share_read_the_rate_and_the_time_left() {
-        let text = line("check", 1_200_000_000, 4_800_000_000, 62_000_000, Duration::from_secs(2));
-        assert_eq!(text, "\rcheck: 1.2 GB of 4.8 GB (25%)  31.0 M rows/s  ETA 6s\x1b[K");
+    fn the_line_gives_the_share_read_the_rate_in_bytes_and_the_time_left() {
+        let text = line("check", 1_200_000_000, 4_800_000_000, Duration::from_secs(2));
+        assert_eq!(text, "\rcheck: 1.2 GB of 4.8 GB (25%)  600.0 MB/s  ETA 6s\x1b[K");
     }
 
     #[test]
     fn a_finished_or_empty_read_has_no_time_left() {
-        assert_eq!(line("check", 0, 0, 0, Duration::from_secs(1)), "\rcheck: 0 B of 0 B\x1b[K");
-        let done = line("check", 2_000, 2_000, 10, Duration::from_secs(1));
-        assert_eq!(done, "\rcheck: 2.0 kB of 2.0 kB (100%)  10 rows/s\x1b[K");
+        assert_eq!(line("check", 0, 0, Duration::from_secs(1)), "\rcheck: 0 B of 0 B\x1b[K");
+        let done = line("check", 2_000, 2_000, Duration::from_secs(1));
+        assert_eq!(done, "\rcheck: 2.0 kB of 2.0 kB (100%)  2.0 kB/s\x1b[K");
     }
 
     #[test]

@@ -92,3 +92,20 @@ fn parquet_codecs_of_the_usual_writers_are_read_and_brotli_is_named() {
         &["brotli.parquet", "Disabled feature at compile time: brotli"],
     );
 }
+
+/// One column is judged against one bound: `--num-classes` with `--vocab-size` is refused
+/// (one of them was silently ignored).
+#[test]
+fn conflicting_bounds_are_refused() {
+    let dir = tempdir();
+    std::fs::write(dir.path().join("a.csv"), "label\n1\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_assertscope"))
+        .args(["check", "a.csv", "--vocab-size", "2", "--num-classes", "3"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("error: the argument '--vocab-size <V>' cannot be used with '--num-classes <N>'"), "{stderr}");
+    assert!(out.stdout.is_empty());
+}

@@ -244,8 +244,8 @@ Image.fromarray(np.zeros((4, 4, 3), dtype=np.uint8), mode='RGB').save('rgb/x.png
     );
     // Without the ignore index, 255 is out of range and the finding says what it usually is.
     let run = check_json(dir.path(), &["masks/a.png", "--num-classes", "21"], 1);
-    let text = run.diagnosis("target-out-of-range")["evidence"][0]["text"].as_str().unwrap().to_string();
-    assert!(text.contains("--ignore-index 255") && text.contains("ignore_index=255"), "{text}");
+    let fix = run.diagnosis("target-out-of-range")["fix"].as_str().unwrap().to_string();
+    assert!(fix.contains("--ignore-index 255") && fix.contains("ignore_index=255"), "{fix}");
     let run = check_json(dir.path(), &["rgb", "--num-classes", "21"], 1);
     assert_eq!(run.causes(), vec!["target-shape"]);
 }

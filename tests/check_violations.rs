@@ -52,8 +52,9 @@ fn one_based_labels_are_named_as_such() {
     let dir = tempdir();
     py(dir.path(), "import numpy as np\nnp.save('y.npy', np.arange(100) % 10 + 1)");
     let run = check_json(dir.path(), &["y.npy", "--num-classes", "10"], 1);
-    let text = run.diagnosis("target-out-of-range")["evidence"][0]["text"].as_str().unwrap().to_string();
-    assert!(text.contains("1-based") && text.contains("give the model 11 outputs"), "{text}");
+    // The hint is the diagnosis' fix (it replaces the cause's general one), not part of what was found.
+    let fix = run.diagnosis("target-out-of-range")["fix"].as_str().unwrap().to_string();
+    assert!(fix.contains("1-based") && fix.contains("give the model 11 outputs"), "{fix}");
     // Without a bound: a warning, and the inferred number of classes.
     let run = check_json(dir.path(), &["y.npy"], 0);
     let notes = run.secondary();
@@ -184,8 +185,9 @@ fn the_ignore_index_is_not_the_range_of_the_ids() {
     );
     // -100 is padding the loss skips: the labels still read as 1-based, with or without a bound.
     let run = check_json(dir.path(), &["one_based.npy", "--num-classes", "10", "--ignore-index", "-100"], 1);
-    let text = run.diagnosis("target-out-of-range")["evidence"][0]["text"].as_str().unwrap().to_string();
-    assert!(text.contains("(min 1, max 10, and 0 never appears)") && text.contains("1-based"), "{text}");
+    let d = run.diagnosis("target-out-of-range");
+    let (text, fix) = (d["evidence"][0]["text"].as_str().unwrap(), d["fix"].as_str().unwrap());
+    assert!(text.contains("(min 1, max 10, and 0 never appears)") && fix.contains("1-based"), "{text} / {fix}");
     let run = check_json(dir.path(), &["one_based.npy", "--ignore-index", "-100"], 0);
     let notes = run.secondary();
     assert!(notes.iter().any(|(_, t)| t.contains("start at 1 (min 1, max 10")), "{notes:?}");
@@ -256,14 +258,16 @@ error[target-out-of-range]: 1 label is >= num_classes 3 (max 3)
   = note: class target out of range; `assertscope rules target-out-of-range` explains it
   = help: Make every label lie in 0..C-1 or equal ignore_index.
 
-error[target-out-of-range]: 1 label is negative (min -1). -1 looks like a padding label, but the loss skips only labels equal to its ignore_index (-100 unless set): pass ignore_index=-1 to the loss, or pad with the ignore_index. Pass --ignore-index -1 to skip it here as well.
+error[target-out-of-range]: 1 label is negative (min -1)
  --> labels.csv:7:1
   |
 7 | 5,-1
   | ^^^^ row 5: -1
   |
   = note: class target out of range; `assertscope rules target-out-of-range` explains it
-  = help: Make every label lie in 0..C-1 or equal ignore_index.
+  = help: -1 looks like a padding label, but the loss skips only labels equal to its ignore_index
+          (-100 unless set): pass ignore_index=-1 to the loss, or pad with the ignore_index. Pass
+          --ignore-index -1 to skip it here as well.
 
 2 problems found
 ";

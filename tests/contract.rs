@@ -82,3 +82,76 @@ fn the_rank_comes_from_the_first_launcher_variable_set() {
         assert_eq!(python_json("print(json.dumps(c.rank()))", envs), json!(expected), "{envs:?}");
     }
 }
+
+#[test]
+fn the_guard_error_text_is_written_and_read_alike() {
+    use contract::guard_text;
+    let python = python_json(
+        "print(json.dumps([c.GUARD_ERROR_TYPE, c.FOUND_NOTE, c.REPORTED_BY_RUN, \
+         c.headline('target-out-of-range', c.title_with_op('class target out of range', 'cross_entropy'))]))",
+        &[],
+    );
+    let title = guard_text::title_with_op("class target out of range", "cross_entropy");
+    let headline = guard_text::headline("target-out-of-range", &title);
+    let rust =
+        json!([guard_text::GUARD_ERROR_TYPE, guard_text::FOUND_NOTE, guard_text::REPORTED_BY_RUN, headline]);
+    assert_eq!(python, rust);
+    assert_eq!(guard_text::parse_headline(&headline), Some(("target-out-of-range", title.as_str())));
+    let pointed = format!("{headline} {}", guard_text::REPORTED_BY_RUN);
+    assert_eq!(guard_text::parse_headline(&pointed), Some(("target-out-of-range", title.as_str())));
+    assert_eq!(guard_text::op_of_title(&title, "class target out of range"), Some("cross_entropy"));
+    assert_eq!(guard_text::parse_location("  --> examples/a b.py:32:13"), Some(("examples/a b.py", 32, Some(13))));
+    assert_eq!(guard_text::parse_location("--> Cell In[7]:3"), Some(("Cell In[7]", 3, None)));
+}
+
+#[test]
+fn numbers_are_rounded_alike() {
+    let values = [
+        0.0, -0.0, 1.0, 5.0, 0.5, -0.6537530422210693, 0.2491968870162964, 12345.678, 9999.5, 0.000012345,
+        1e-4, 123456789.0, -2.5e-7, 3.14159, 1e16, 0.1 + 0.2,
+    ];
+    let python =
+        python_json(&format!("print(json.dumps([c.readable_number(v) for v in {}]))", json!(values)), &[]);
+    let rust: Vec<String> = values.iter().map(|&v| contract::guard_text::readable_number(v)).collect();
+    assert_eq!(python, json!(rust));
+    assert_eq!(rust[5], "-0.6538");
+}
+
+#[test]
+fn a_found_note_states_the_values_it_was_written_from() {
+    // (bad, total, noun, low, high, sizes, bad values, positions): the guard's own phrasing.
+    let cases = json!([
+        [9, 64, "targets", 0, 5, [["C", 5], ["ignore_index", -100]], [5, 5, 5], [[2], [17], [19]]],
+        [1, 7, "ids", 0, 10, [["num_embeddings", 10]], [10], [[0, 0]]],
+        [3, 4096, "targets", -1, 3, [], [255, 7, -2], [[0, 0, 1], [1, 2, 3], [3, 3, 3]]],
+        [2, 512, "input values", 0, 1, [], [-0.20682282745838165, 1.5], [[1], [2]]]
+    ]);
+    let python = python_json(
+        &format!(
+            "out = []\n\
+             for bad, total, noun, low, high, sizes, values, positions in {cases}:\n\
+             \x20   sized = f' ({{c.sizes_text(sizes)}})' if sizes else ''\n\
+             \x20   out.append(f'{{c.count_phrase(bad, total, noun)}} outside {{c.interval(low, high)}}{{sized}}: '\n\
+             \x20              + c.positions_text(values, positions, bad))\n\
+             print(json.dumps(out))"
+        ),
+        &[],
+    );
+    for (case, text) in cases.as_array().unwrap().iter().zip(python.as_array().unwrap()) {
+        let text = text.as_str().unwrap();
+        let read = contract::guard_text::parse_found(text);
+        assert_eq!(read["bad_count"], case[0], "{text}");
+        assert_eq!(read["numel"], case[1], "{text}");
+        assert_eq!(read["bound"], case[4], "{text}");
+        assert_eq!(read.get("low").cloned().unwrap_or(json!(0)), case[3], "{text}");
+        for pair in case[5].as_array().unwrap() {
+            let key = if pair[0] == "C" { "classes" } else { pair[0].as_str().unwrap() };
+            assert_eq!(read[key], pair[1], "{text}");
+        }
+        assert_eq!(read["positions"], case[7], "{text}");
+        for (got, want) in read["bad_values"].as_array().unwrap().iter().zip(case[6].as_array().unwrap()) {
+            let (got, want) = (got.as_f64().unwrap(), want.as_f64().unwrap());
+            assert!((got - want).abs() <= want.abs() * 1e-3, "{got} for {want} in {text}");
+        }
+    }
+}

@@ -30,3 +30,24 @@ fn four_rank_job() {
 fn plain_python_error() {
     insta::assert_snapshot!(explain("058"));
 }
+
+fn explain_guard_output(name: &str) -> String {
+    let path = format!("{}/tests/fixtures/guard/{name}", env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(env!("CARGO_BIN_EXE_assertscope"))
+        .args(["explain", "--color", "never", &path])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The guard's own report read back (a notebook session; tests/fixtures/guard/regenerate.py).
+#[test]
+fn guard_error_in_a_notebook() {
+    insta::assert_snapshot!(explain_guard_output("notebook-cell.log"));
+}
+
+/// A saved `assertscope run` log: the GuardError's line and the traceback above it.
+#[test]
+fn guarded_run_log() {
+    insta::assert_snapshot!(explain_guard_output("run-redirected.log"));
+}

@@ -370,3 +370,55 @@ fn deep_nesting_under_an_address_space_limit_is_a_finding_not_a_panic() {
     let out = lint_in_1_gib(dir.path(), "sum.py");
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// A file named on the command line whose extension says it is not Python is refused with
+/// one line (Markdown parsed as Python reported "no problems found in 1 file").
+#[test]
+fn a_named_file_that_is_not_python_is_refused_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("README.md"), "# Training\n\nRun `python train.py`.\n").unwrap();
+    std::fs::write(dir.path().join("train"), "import torch\n").unwrap();
+    let output = lint_in(dir.path(), &["README.md"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(stdout(&output), "");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("error: README.md: not a Python file"), "{stderr}");
+    // A script without an extension is Python, as ruff takes it.
+    assert_eq!(lint_in(dir.path(), &["train"]).status.code(), Some(0));
+}
+
+/// A directory without Python files: ruff's warning on stderr, exit 0, no summary.
+#[test]
+fn a_path_without_python_files_warns_as_ruff_does() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("docs")).unwrap();
+    std::fs::write(dir.path().join("docs/notes.txt"), "nothing here\n").unwrap();
+    let output = lint_in(dir.path(), &["docs"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stdout(&output), "", "no 'no problems found in 0 files'");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.trim(), "warning: No Python files found under the given path(s)");
+}
+
+fn rules(id: &str) -> (Option<i32>, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_assertscope")).args(["rules", id, "--color", "never"]).output().unwrap();
+    (output.status.code(), String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// `assertscope rules ID`, which every report ends with: a cause id opens the cause page
+/// (target-out-of-range opened lint rule AS112, which has that name), and says when a lint
+/// rule shares the name; a rule goes by its code or its name.
+#[test]
+fn rules_opens_the_cause_page_for_a_cause_id_and_the_rule_for_a_code_or_name() {
+    let (code, page) = rules("target-out-of-range");
+    assert_eq!(code, Some(0));
+    assert!(page.starts_with("target-out-of-range: class target out of range\n"), "{page}");
+    assert!(page.contains("`target-out-of-range` is also the name of lint rule AS112 (`assertscope rules AS112`)"), "{page}");
+    let (_, rule) = rules("AS112");
+    assert!(rule.starts_with("AS112 (target-out-of-range)"), "{rule}");
+    let (_, by_name) = rules("one-hot-target");
+    assert!(by_name.starts_with("AS101 (one-hot-target)"), "{by_name}");
+    let (_, cause_only) = rules("nan-inf");
+    assert!(cause_only.starts_with("nan-inf: ") && !cause_only.contains("lint rule"), "{cause_only}");
+}

@@ -60,7 +60,7 @@ fn on_a_terminal_check_draws_progress_on_stderr_and_erases_it_before_the_report(
     let size: u64 = files.iter().map(|f| std::fs::metadata(f).unwrap().len()).sum();
     let total = format!("of {:.1} kB", size as f64 / 1000.0);
     assert!(drawn.iter().all(|line| line.contains(&total)), "{drawn:?} (want {total})");
-    assert!(drawn.iter().any(|line| line.contains("rows/s") && line.contains("ETA ")), "{drawn:?}");
+    assert!(drawn.iter().any(|line| line.contains("B/s") && line.contains("ETA ")), "{drawn:?}");
     assert!(terminal.ends_with("\r\x1b[K"), "the line is not erased at the end: {terminal:?}");
     // The report is the one a pipe gets.
     let piped = check(&files).output().unwrap();
@@ -88,4 +88,25 @@ fn no_progress_keeps_a_terminal_quiet() {
     let (output, terminal) = run_on_a_terminal(command);
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(terminal, "");
+}
+
+/// One large JSON Lines file, read as one unit (`--threads 1`): the share read moves as its
+/// blocks are read (it stood at 0% until the unit ended, then jumped to the end).
+#[test]
+fn a_large_line_oriented_file_shows_progress_within_its_one_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("labels.jsonl");
+    let rows: String = (0..1_500_000).map(|row| format!("{{\"label\": {}}}\n", row % 10)).collect();
+    std::fs::write(&path, rows).unwrap();
+    let mut command = check(&[path.to_str().unwrap().to_string()]);
+    command.args(["--column", "label"]);
+    let (output, terminal) = run_on_a_terminal(command);
+    assert_eq!(output.status.code(), Some(0), "{terminal}");
+    let shares: std::collections::BTreeSet<u64> = terminal
+        .split('\r')
+        .filter(|line| line.starts_with("check: "))
+        .filter_map(|line| line.split_once('(')?.1.split_once("%)")?.0.parse().ok())
+        .collect();
+    let between: Vec<&u64> = shares.iter().filter(|&&s| s > 0 && s < 100).collect();
+    assert!(between.len() >= 2, "the share jumped instead of moving: {shares:?}\n{terminal:?}");
 }

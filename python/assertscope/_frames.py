@@ -73,16 +73,23 @@ def location_dict(captured):
     if captured is None:
         return None
     filename, line, function = captured
-    code = None
-    if not filename.startswith("<"):
-        import linecache
+    shown = display_path(filename)
+    code = source_line(shown, line)
+    return {"file": shown, "line": line, "function": function, "code": (code.strip() or None) if code else None}
 
-        code = linecache.getline(filename, line).strip() or None
-    return {"file": display_path(filename), "line": line, "function": function, "code": code}
+
+# Display names that are not paths (a notebook cell's "Cell In[7]") and the file names
+# linecache knows their lines by.
+_real_names = {}
 
 
 def display_path(filename):
-    """A path relative to the working directory when the file lies under it."""
+    """A path relative to the working directory when the file lies under it; a notebook
+    cell as IPython's tracebacks name it, `Cell In[7]`."""
+    cell = _cell_name(filename)
+    if cell is not None:
+        _real_names[cell] = filename
+        return cell
     if filename.startswith("<"):
         return filename
     try:
@@ -90,3 +97,29 @@ def display_path(filename):
     except ValueError:  # another drive on Windows
         return filename
     return filename if relative.startswith(os.pardir) else relative
+
+
+def _cell_name(filename):
+    """`Cell In[N]` for the code of a notebook cell: IPython 8's temporary files (known to
+    its compiler by execution count) and IPython 7's `<ipython-input-N-...>`."""
+    if filename.startswith("<ipython-input-"):
+        count = filename[len("<ipython-input-") :].split("-", 1)[0]
+        return f"Cell In[{count}]" if count.isdigit() else None
+    ipython = sys.modules.get("IPython")
+    get = getattr(ipython, "get_ipython", None)
+    shell = get() if get is not None else None
+    cells = getattr(getattr(shell, "compile", None), "_filename_map", None)
+    count = cells.get(filename) if isinstance(cells, dict) else None
+    return f"Cell In[{count}]" if count is not None else None
+
+
+def source_line(shown, line):
+    """Line `line` of a file named as display_path names it (a cell's lines too), without
+    its line break; None when it cannot be read."""
+    import linecache
+
+    filename = _real_names.get(shown, shown)
+    if not line or (filename.startswith("<") and filename not in linecache.cache):
+        return None
+    text = linecache.getline(filename, line)
+    return text.rstrip("\r\n") if text else None

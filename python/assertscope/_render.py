@@ -1,16 +1,19 @@
 """The human rendering of a finding, for the guard's exceptions.
 
 It draws the binary's diagnostic model (src/diagnostic.rs; here the same fields as a dict)
-in the binary's layout (src/render/text.rs, which uses annotate-snippets, as rustc does):
+in the binary's layout (src/render/text.rs, which uses annotate-snippets, as rustc does);
+_human.py builds the model of a diagnosis as src/render/human.rs does:
 
-    error[target-out-of-range]: cross_entropy: class target out of range
+    error[target-out-of-range]: class target out of range in cross_entropy
       --> train.py:32:5
        |
     32 |     loss = criterion(model(x), y)
        |     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ in `main`
        |
-       = found: 13 of 64 targets outside [0, 5)
-       = help: the labels look 1-based: subtract 1
+       = found: 13 of 64 targets outside [0, 5) (C = 5, ignore_index = -100): 5 at [12],
+                5 at [23], ... (11 more)
+
+    fix: The labels look 1-based: ... Subtract 1 from every label (`y - 1`), ...
 
 tests/render_parity.rs renders the same models with both and checks they agree. Pure
 Python, standard library only: this runs inside the user's process on the error path.
@@ -18,9 +21,9 @@ Python, standard library only: this runs inside the user's process on the error 
 
 import unicodedata
 
-__all__ = ["diagnostic", "span", "note", "render", "guard_diagnostic", "WIDTH"]
+__all__ = ["diagnostic", "span", "note", "render", "wrap", "wrap_lines", "words", "WIDTH"]
 
-# The width the sections (why, fix) are wrapped to, as in the binary.
+# The width notes and sections (why, fix) are wrapped to, as in the binary.
 WIDTH = 100
 
 
@@ -228,31 +231,10 @@ def _cut_long_line(text, start, end, fits):
     return out, start, max(end, start), True
 
 
-def guard_diagnostic(op, cause, finding, summaries, location, extra_note=None):
-    """The model of a guard finding: the op and the cause's title, the user's line, what
-    was found, a line per tensor involved, the hint for this case, then the cause's fix."""
-    spans = []
-    if location is not None:
-        function = location.get("function")
-        spans.append(
-            span(
-                location["file"],
-                location.get("line"),
-                location.get("code"),
-                label=f"in `{function}`" if function else None,
-            )
-        )
-    notes = [note("found", finding.found)]
-    notes += [note(name, text) for name, text in summaries]
-    if extra_note:
-        notes.append(note("note", extra_note))
-    sections = [note("fix", cause["fix"])]
-    return diagnostic("error", finding.cause, f"{op}: {cause['title']}", spans, notes, finding.hint, sections)
-
-
 def _message(gutter, kind, text):
+    """`= kind: text`, wrapped to the page width under its first word (as the sections are)."""
     lead = f"{gutter}= " + (f"{kind}: " if kind else "")
-    return lead + ("\n" + " " * len(lead)).join(text.split("\n"))
+    return lead + ("\n" + " " * len(lead)).join(wrap_lines(text, max(WIDTH - len(lead), 20)))
 
 
 def _expand(text):
@@ -272,17 +254,75 @@ def _cells(text):
 
 
 def wrap(text, width):
-    """Words of `text` in lines of at most `width` characters; paragraphs (separated by a
-    blank line) start on a new line."""
+    """Words of `text` in lines of at most `width` characters (a longer word alone on its
+    line); paragraphs (separated by a blank line) start on a new line. A code span
+    (`...`) or a bracketed group ([0, 5)) is one word: it is never split."""
     out = []
     for paragraph in (p.strip() for p in text.split("\n\n")):
-        if not paragraph:
-            continue
-        line = ""
-        for word in paragraph.split():
-            if line and len(line) + 1 + len(word) > width:
-                out.append(line)
-                line = ""
-            line = f"{line} {word}" if line else word
-        out.append(line)
+        if paragraph:
+            out.extend(_fill(paragraph, width))
     return "\n".join(out)
+
+
+def wrap_lines(text, width):
+    """Each line of `text` wrapped on its own (a line break in the text stays one)."""
+    return [line for part in text.split("\n") for line in (_fill(part, width) or [""])]
+
+
+def _fill(paragraph, width):
+    lines, line = [], ""
+    for word in words(paragraph):
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = ""
+        line = f"{line} {word}" if line else word
+    if line:
+        lines.append(line)
+    return lines
+
+
+def words(text):
+    """`text` split at blanks, outside code spans and square brackets; blanks inside them
+    become one space each. A backtick or bracket that is never closed is a plain character."""
+    out, word, i = [], "", 0
+    while i < len(text):
+        ch = text[i]
+        if ch.isspace():
+            if word:
+                out.append(word)
+                word = ""
+            i += 1
+            continue
+        end = _group_end(text, i)
+        if end is None:
+            word += ch
+            i += 1
+        else:
+            word += " ".join(text[i:end].split())
+            i = end
+    if word:
+        out.append(word)
+    return out
+
+
+def _group_end(text, i):
+    """The end of the code span or bracketed group opening at `i`, or None."""
+    if text[i] == "`":
+        run = len(text) - i - len(text[i:].lstrip("`"))
+        fence = "`" * run
+        at = i + run
+        while True:
+            at = text.find(fence, at)
+            if at < 0:
+                return None
+            after = at + run
+            if after >= len(text) or text[after] != "`":
+                return after
+            at = after + len(text[after:]) - len(text[after:].lstrip("`"))
+    if text[i] == "[":
+        depth = 0
+        for j in range(i, len(text)):
+            depth += {"[": 1, "]": -1}.get(text[j], 0)
+            if depth == 0:
+                return j + 1
+    return None

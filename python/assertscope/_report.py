@@ -46,6 +46,12 @@ def report(diagnosis, runtime=None):
     return document
 
 
+def under_run():
+    """Whether `assertscope run` collects this process's reports (it names its run): it
+    then shows the report when the command ends."""
+    return bool(os.environ.get(REPORT_DIR_ENV)) and _run_id() is not None
+
+
 def _run_id():
     run = os.environ.get(RUN_ID_ENV, "")
     ok = run and len(run) <= 64 and all(c.isascii() and (c.isalnum() or c in "_.") for c in run)

@@ -4,6 +4,8 @@
 Only called on the error path, so it may read values from the device.
 """
 
+from ._contract import readable_number as number
+
 _SHORT_DTYPES = {
     "float32": "f32",
     "float64": "f64",
@@ -26,21 +28,6 @@ _SHORT_DTYPES = {
 def dtype_name(dtype):
     name = str(dtype).replace("torch.", "")
     return _SHORT_DTYPES.get(name, name)
-
-
-def number(value):
-    """A number as a person would write it: ints exact, floats with 4 significant digits."""
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if value != value:
-            return "nan"
-        if value in (float("inf"), float("-inf")):
-            return "inf" if value > 0 else "-inf"
-        return f"{value:.4g}"
-    return str(value)
 
 
 def shape_text(tensor):

@@ -236,7 +236,10 @@ def _properties(device=None):
     return types.SimpleNamespace(
         name="CPU (assertscope --cpu)",
         total_memory=_total_memory(),
-        major=8,
+        # A CPU has no CUDA compute capability (and no Tensor Cores): 0.0, so that code
+        # choosing kernels by capability (Lightning's TF32 advice, flash attention) takes
+        # the path for a device without them.
+        major=0,
         minor=0,
         multi_processor_count=os.cpu_count() or 1,
         is_integrated=False,
@@ -343,11 +346,11 @@ def _remap_cuda_module(torch):
         "is_initialized": True,
         "current_device": lambda: state["device"],
         "get_device_name": "CPU (assertscope --cpu)",
-        "get_device_capability": (8, 0),
+        "get_device_capability": (0, 0),
         "get_device_properties": _properties,
-        "get_arch_list": lambda: ["sm_80"],
+        "get_arch_list": lambda: [],
         "is_bf16_supported": True,
-        "is_tf32_supported": True,
+        "is_tf32_supported": False,
         "synchronize": None,
         "init": None,
         "empty_cache": None,
@@ -445,7 +448,7 @@ def _remap_accelerator(torch, state, set_device, current_stream, set_stream):
         "device_count": _device_count,
         "current_device_index": lambda: state["device"],
         "current_device_idx": lambda: state["device"],
-        "get_device_capability": lambda *args: {"major": 8, "minor": 0},
+        "get_device_capability": lambda *args: {"major": 0, "minor": 0},
         "current_stream": current_stream,
         "synchronize": None,
         "empty_cache": None,
@@ -670,4 +673,7 @@ def on_cpu():
     _remap_generator_and_device_context(torch)
     _remap_optimizers(torch)
     _remap_distributed(torch)
+    from . import _hide  # its wrappers out of the location of warnings
+
+    _hide.install()
     _active = True

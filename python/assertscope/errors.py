@@ -1,6 +1,8 @@
 """GuardError: the exception the guard raises, and the diagnosis it carries."""
 
-from . import _contract, _render, kb
+import copyreg
+
+from . import _contract, _human, _render, kb
 
 __all__ = ["GuardError", "GuardIndexError", "GuardTypeError", "GuardValueError", "error_class", "Finding", "DIAGNOSIS_SCHEMA"]
 
@@ -54,30 +56,36 @@ class GuardError(RuntimeError):
         )
 
 
-class GuardIndexError(GuardError, IndexError):
+class _GuardErrorType(type):
+    """The type of GuardError's flavours that are also an IndexError, a TypeError or a
+    ValueError: each is named GuardError, so a traceback reads `assertscope.GuardError:
+    error[...]` as for GuardError itself, and is pickled by its own path
+    (`GuardError.IndexError`), which is how a DataLoader worker sends it back."""
+
+
+copyreg.pickle(_GuardErrorType, lambda cls: cls.pickle_path)
+
+
+class GuardIndexError(GuardError, IndexError, metaclass=_GuardErrorType):
     """A GuardError where PyTorch raises IndexError for the same input on the CPU, so that
     `except IndexError` in user and library code still catches it."""
 
 
-class GuardTypeError(GuardError, TypeError):
+class GuardTypeError(GuardError, TypeError, metaclass=_GuardErrorType):
     """A GuardError where PyTorch raises TypeError for the same input."""
 
 
-class GuardValueError(GuardError, ValueError):
+class GuardValueError(GuardError, ValueError, metaclass=_GuardErrorType):
     """A GuardError where PyTorch raises ValueError for the same input."""
 
 
 GuardError.__module__ = "assertscope"
-# Reached and shown as assertscope.GuardError.IndexError & co. (a traceback reads
-# "assertscope.GuardError.IndexError: embedding: ..."); named GuardError, as a DataLoader
-# worker's "Caught GuardError in DataLoader worker process" says; pickled by that path.
-for _base, _class in ((IndexError, GuardIndexError), (TypeError, GuardTypeError), (ValueError, GuardValueError)):
-    _class.__module__ = "assertscope"
-    _class.__name__ = "GuardError"
-    _class.__qualname__ = f"GuardError.{_base.__name__}"
-    setattr(GuardError, _base.__name__, _class)
-
 _CLASSES = ((IndexError, GuardIndexError), (TypeError, GuardTypeError), (ValueError, GuardValueError))
+for _base, _class in _CLASSES:
+    _class.__module__ = "assertscope"
+    _class.__name__ = _class.__qualname__ = "GuardError"
+    _class.pickle_path = f"GuardError.{_base.__name__}"
+    setattr(GuardError, _base.__name__, _class)
 
 
 def error_class(pytorch_type):
@@ -104,39 +112,69 @@ def build(op, finding, location, note=None, pytorch_type=RuntimeError, pytorch_m
     """The GuardError for a finding at a location (a dict from _frames.location_dict).
 
     pytorch_type     the exception type PyTorch raises for this input: the error is one too
-    pytorch_message  PyTorch's own message where it refuses the input itself: it goes first
+    pytorch_message  PyTorch's own message where it refuses the input itself: a `pytorch`
+                     line of the report
     """
     from ._summary import describe
 
     cause = kb.cause(finding.cause)
     summaries = [(name, t if isinstance(t, str) else describe(t)) for name, t in finding.tensors]
-    model = _render.guard_diagnostic(op, cause, finding, summaries, location, note)
-
-    fix = " ".join(cause["fix"].split())
+    values = json_safe(finding.values)
+    evidence = [{"kind": "guard", "text": f"{op}: {finding.found}", "source_line": None}]
+    evidence += [{"kind": "tensor", "text": f"{name}: {text}", "source_line": None} for name, text in summaries]
+    if pytorch_message:
+        # What PyTorch itself said (its CPU kernel refused the call): kept word for word.
+        evidence.append({"kind": "pytorch", "text": f"{pytorch_type.__name__}: {pytorch_message}", "source_line": None})
+    if note:
+        evidence.append({"kind": "note", "text": note, "source_line": None})
     diagnosis = {
         "cause": finding.cause,
-        "title": cause["title"],
+        "title": _contract.title_with_op(cause["title"], op),
         "confidence": "high",
         "op": op,
         "location": location,
         "rank": _contract.rank(),
-        "evidence": [{"kind": "guard", "text": f"{op}: {finding.found}", "source_line": None}]
-        + [{"kind": "tensor", "text": f"{name}: {text}", "source_line": None} for name, text in summaries],
-        "values": json_safe(finding.values),
-        "explanation": " ".join(cause["explanation"].split()),
-        "fix": f"{finding.hint[:1].upper()}{finding.hint[1:]} {fix}" if finding.hint else fix,
-        "checklist_step": cause.get("checklist_step") or None,
+        "evidence": evidence,
+        "values": values,
+        "explanation": kb.explanation(cause, values),
+        # The specific fix replaces the cause's general one: one piece of advice.
+        "fix": f"{finding.hint[:1].upper()}{finding.hint[1:]}" if finding.hint else " ".join(cause["fix"].split()),
+        # Step 1 (re-run on the CPU for a readable error) is what the guard just did.
+        "checklist_step": cause.get("checklist_step") if cause.get("checklist_step", 0) > 1 else None,
     }
     error = error_class(pytorch_type)("", finding.cause, op, location, finding.values, diagnosis)
-    error.model, error.pytorch_message = model, pytorch_message
+    error.pytorch_message = pytorch_message
+    error.reported = False
     render_message(error)
     return error
 
 
+def full_report(error):
+    """The whole report of a GuardError, also when its message is the line that points to
+    `assertscope run`'s (the message alone for one re-raised from a DataLoader worker)."""
+    if error.diagnosis is None:
+        return str(error)
+    return _render.render(_human.model(error.diagnosis)).rstrip("\n")
+
+
 def render_message(error):
-    """Draws the error's message from its model (after anything was added to the model):
-    PyTorch's own message first where it refused the input itself, then the finding."""
-    message = _render.render(error.model).rstrip("\n")
-    if error.pytorch_message:
-        message = f"{error.pytorch_message}\n\n{message}"
+    """Draws the error's message from its diagnosis (after anything was added to it): the
+    whole report, or, when `assertscope run` has the report to show when the command ends
+    (`error.reported`), its first line and where the report is."""
+    error.model = _human.model(error.diagnosis)
+    if getattr(error, "reported", False):
+        message = f"{_contract.headline(error.cause, error.diagnosis['title'])} {_contract.REPORTED_BY_RUN}"
+    else:
+        message = _render.render(error.model).rstrip("\n")
     error.args = (message,)
+
+
+def report(error):
+    """Writes the error's guard report when `assertscope run` collects them, then draws its
+    message: under `run` the command's end shows the report, and the message says so in
+    one line; elsewhere (a notebook, `assertscope.guard()`) the message is the report."""
+    from . import _report
+
+    error.reported = _report.write(error.diagnosis, runtime=getattr(error, "runtime", None)) is not None and _report.under_run()
+    render_message(error)
+    return error

@@ -11,7 +11,7 @@ import json
 import os
 import threading
 
-__all__ = ["KB_DIR", "load", "cause", "cause_ids", "hint", "hint_entry", "render"]
+__all__ = ["KB_DIR", "load", "cause", "cause_ids", "explanation", "hint", "hint_entry", "render"]
 
 KB_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kb")
 
@@ -39,6 +39,21 @@ def cause(cause_id):
         if entry["id"] == cause_id:
             return entry
     raise KeyError(f"unknown cause id {cause_id!r} (not in kb/causes.toml)")
+
+
+def explanation(entry, values=None):
+    """A cause's explanation in one paragraph, with `{value}` (the bad value, as PyTorch's
+    error quotes it) filled from this failure's values, or `N` when they hold none; as the
+    binary's Cause::explanation_for."""
+    from ._contract import readable_number as number
+
+    values = values or {}
+    value = values.get("value")
+    for key in ("bad_values", "distinct_bad_values"):
+        if value is None and values.get(key):
+            value = values[key][0]
+    shown = number(value) if isinstance(value, (int, float)) else "N"
+    return " ".join(entry["explanation"].split()).replace("{value}", shown)
 
 
 def cause_ids():

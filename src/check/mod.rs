@@ -184,7 +184,7 @@ pub fn inspect(opts: &CheckOptions) -> anyhow::Result<Inspection> {
         Task::Classification
     });
     let (bound, bounds) = bounds(opts, task, &column);
-    let ctx = ReadCtx { bounds: &bounds, opts: &read_opts };
+    let ctx = ReadCtx { bounds: &bounds, opts: &read_opts, progress: None };
     let sizes = files.iter().map(|f| std::fs::metadata(&f.path).map_or(0, |m| m.len())).collect();
     let progress = crate::progress::Progress::new("check", sizes, opts.progress);
     let stats = read_all(&plans, &ctx, &progress)?;
@@ -269,9 +269,19 @@ fn read_all(
             .par_iter()
             .map(|&(file, unit)| {
                 let mut s = Stats::new(ctx.bounds, file);
-                match unit.read(ctx, &mut s) {
+                // The bytes the unit reports as it reads, up to its share of the file; the
+                // rest of its share when it ends.
+                let share = progress.unit_bytes(file);
+                let reported = std::sync::atomic::AtomicU64::new(0);
+                let report = |bytes: u64| {
+                    let before = reported.fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
+                    progress.bytes_read(bytes.min(share.saturating_sub(before)));
+                };
+                let unit_ctx = ReadCtx { bounds: ctx.bounds, opts: ctx.opts, progress: Some(&report) };
+                match unit.read(&unit_ctx, &mut s) {
                     Ok(end) => {
-                        progress.unit_read(file, end.rows);
+                        let read = reported.load(std::sync::atomic::Ordering::Relaxed);
+                        progress.unit_read(file, read.min(share));
                         s.finish_unit(end.rows, end.lines)
                     }
                     Err(e) if e.is::<NeedsSequential>() => {

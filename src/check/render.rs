@@ -109,17 +109,18 @@ fn diagnostic(inspection: &Inspection, f: &Finding) -> Diagnostic {
     if total > shown {
         d = d.note("", format!("… and {} more", thousands(total - shown)));
     }
-    if f.severity == Severity::Error {
-        d = with_cause_help(d, crate::kb::KnowledgeBase::get().expect_cause(f.cause), f.fix.as_deref());
+    match (f.severity, &f.fix) {
+        (Severity::Error, fix) => with_cause_help(d, crate::kb::KnowledgeBase::get().expect_cause(f.cause), fix.as_deref()),
+        (_, Some(fix)) => d.help(fix.as_str()),
+        (_, None) => d,
     }
-    d
 }
 
-/// `= help: <the fix's first sentence>` and `= note: <title>; assertscope rules <id>`; the
-/// fix is the finding's own when it has one, else its cause's.
+/// `= help: <the fix>` and `= note: <title>; assertscope rules <id>`: the finding's own
+/// fix when it has one (a hint for this very data), else its cause's first sentence.
 pub fn with_cause_help(d: Diagnostic, cause: &crate::kb::Cause, fix: Option<&str>) -> Diagnostic {
     d.note("note", format!("{}; `assertscope rules {}` explains it", cause.title, cause.id))
-        .help(first_sentence(fix.unwrap_or(&cause.fix)))
+        .help(fix.map_or_else(|| first_sentence(&cause.fix), str::to_string))
 }
 
 /// The first sentence of a KB paragraph (up to the first ". " outside code).

@@ -13,7 +13,13 @@ pub fn build(inspection: &Inspection) -> Report {
     for f in &inspection.findings {
         match f.severity {
             Severity::Error => report.diagnoses.push(diagnosis(inspection, f)),
-            _ => report.secondary.push(Secondary { cause: f.cause.to_string(), text: f.message.clone() }),
+            _ => {
+                let text = match &f.fix {
+                    Some(fix) => format!("{} {fix}", f.message.trim_end_matches('.').to_string() + "."),
+                    None => f.message.clone(),
+                };
+                report.secondary.push(Secondary { cause: f.cause.to_string(), text })
+            }
         }
     }
     if report.diagnoses.is_empty() {
@@ -86,13 +92,24 @@ pub fn from_kb(
         location,
         rank: None,
         evidence,
+        explanation: cause.explanation_with(offending_value(&values).as_deref()),
         values,
-        explanation: cause.explanation.clone(),
         fix: cause.fix.clone(),
         checklist_step: cause.checklist_step(),
         origin: Vec::new(),
         origin_end: None,
         dataset_indices: None,
+    }
+}
+
+/// The value past the bound the data holds: its largest when that reaches the bound,
+/// else its smallest when negative.
+fn offending_value(values: &Map<String, Value>) -> Option<String> {
+    let int = |k: &str| values.get(k).and_then(Value::as_i64);
+    match (int("min"), int("max"), int("bound")) {
+        (_, Some(max), Some(bound)) if max >= bound => Some(max.to_string()),
+        (Some(min), _, _) if min < 0 => Some(min.to_string()),
+        _ => None,
     }
 }
 

@@ -17,6 +17,9 @@ use std::io::Write;
   assertscope check masks/ --task segmentation --num-classes 21 --ignore-index 255
 
 Exit status: 0 clean, 1 problems found, 2 unreadable input or bad usage.")]
+// One column is judged against one bound: class ids or token ids (`scan`, which checks
+// labels and token ids of one batch, takes both).
+#[command(mut_arg("num_classes", |a| a.conflicts_with("vocab_size")))]
 pub struct CheckArgs {
     /// Data files, directories of shards, or globs (quote them)
     #[arg(required = true, value_name = "FILE")]

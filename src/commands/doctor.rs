@@ -185,9 +185,15 @@ fn probe(python: &PathBuf) -> anyhow::Result<Probe> {
             String::from_utf8_lossy(&out.stderr)
         )
     })?;
-    let warnings = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    // The start-up hook's own word that torch is missing repeats the torch line: left out.
+    let torch_missing = probe.torch.as_ref().is_some_and(|t| t.error.is_some());
+    let warnings: Vec<&str> = std::str::from_utf8(&out.stderr)
+        .unwrap_or("")
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !(torch_missing && l.contains("torch is not installed for this Python")))
+        .collect();
     if !warnings.is_empty() {
-        probe.stderr = Some(warnings);
+        probe.stderr = Some(warnings.join("\n"));
     }
     Ok(probe)
 }
@@ -257,7 +263,7 @@ fn render(r: &DoctorReport, p: &Palette) -> String {
             (_, Some(h)) => format!("ROCm {h} build"),
             _ => "CPU-only build".to_string(),
         };
-        let cudnn = t.cudnn.map_or("none".to_string(), |v| v.to_string());
+        let cudnn = t.cudnn.map_or("none".to_string(), cudnn_version);
         line(&mut out, "torch", format!("{} ({build}, cuDNN {cudnn})", q(&t.version)));
         if t.cuda_available {
             line(
@@ -317,8 +323,24 @@ fn render(r: &DoctorReport, p: &Palette) -> String {
     out
 }
 
+/// cuDNN's version number as people write it: `torch.backends.cudnn.version()` is
+/// major*10000 + minor*100 + patch from cuDNN 9 on (92600 is 9.26.0), and
+/// major*1000 + minor*100 + patch before (8902 is 8.9.2).
+fn cudnn_version(number: u64) -> String {
+    let (major, rest) = if number >= 90000 { (number / 10000, number % 10000) } else { (number / 1000, number % 1000) };
+    format!("{major}.{}.{}", rest / 100, rest % 100)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn cudnn_versions_read_as_people_write_them() {
+        assert_eq!(super::cudnn_version(92600), "9.26.0");
+        assert_eq!(super::cudnn_version(90100), "9.1.0");
+        assert_eq!(super::cudnn_version(8902), "8.9.2");
+        assert_eq!(super::cudnn_version(7605), "7.6.5");
+    }
+
     use super::*;
 
     /// The typed probe reads what the real `_probe.py` prints, field by field.

@@ -9,7 +9,7 @@ use std::io::Write;
     after_help = "Examples:\n  assertscope rules\n  assertscope rules target-out-of-range\n  assertscope rules AS101"
 )]
 pub struct RulesArgs {
-    /// A cause id (target-out-of-range) or a lint rule code (AS101)
+    /// A cause id (target-out-of-range), or a lint rule's code (AS101) or name
     pub id: Option<String>,
     /// Print JSON
     #[arg(long)]
@@ -46,36 +46,51 @@ pub fn execute(args: RulesArgs) -> anyhow::Result<u8> {
             }
             if !rules.is_empty() {
                 out.push_str(&format!("\n{}lint rules{} (assertscope lint)\n", p.bold, p.reset));
+                let width = rules.iter().map(|r| r.name.len()).max().unwrap_or(0);
                 for r in &rules {
-                    out.push_str(&format!("  {}  {:28}  {}\n", r.code, r.name, r.summary));
+                    out.push_str(&format!("  {}  {:width$}  {}\n", r.code, r.name, r.summary));
                 }
             }
         }
         Some(id) => {
-            if let Some(rule) = rules.iter().find(|r| r.code.eq_ignore_ascii_case(id) || r.name == id) {
-                if args.json {
+            // A cause id names the cause page (what every report's `more:` line points to);
+            // a lint rule goes by its code or its name, which may be a cause id too.
+            let rule = rules.iter().find(|r| r.code.eq_ignore_ascii_case(id) || r.name == id);
+            match (kb.cause(id), rule) {
+                (Some(c), rule) => {
+                    let also = rule.map(|r| r.code);
+                    if args.json {
+                        let mut page = serde_json::json!({
+                            "id": c.id, "title": c.title, "explanation": c.explanation_with(None), "fix": c.fix,
+                            "example": c.example, "checklist_step": c.checklist_step(),
+                        });
+                        if let Some(code) = also {
+                            page["lint_rule"] = code.into();
+                        }
+                        out = serde_json::to_string_pretty(&page)? + "\n";
+                    } else {
+                        out = crate::render::human::explain_cause(kb, id, &p).expect("the cause exists");
+                        if let Some(code) = also {
+                            out.push_str(&format!(
+                                "\n{}note{}: `{id}` is also the name of lint rule {code} (`assertscope rules {code}`)\n",
+                                p.note, p.reset
+                            ));
+                        }
+                    }
+                }
+                (None, Some(rule)) if args.json => {
                     out = serde_json::to_string_pretty(&serde_json::json!({
                         "code": rule.code, "name": rule.name, "summary": rule.summary,
                         "what_it_does": rule.what_it_does, "why_it_matters": rule.why_it_matters,
                         "example": rule.example, "fix": rule.fix, "cause": rule.cause,
                     }))? + "\n";
-                } else {
-                    out = crate::lint::render_rule_doc(rule, &p);
                 }
-            } else if let Some(text) = crate::render::human::explain_cause(kb, id, &p) {
-                if args.json {
-                    let c = kb.expect_cause(id);
-                    out = serde_json::to_string_pretty(&serde_json::json!({
-                        "id": c.id, "title": c.title, "explanation": c.explanation, "fix": c.fix,
-                        "example": c.example, "checklist_step": c.checklist_step(),
-                    }))? + "\n";
-                } else {
-                    out = text;
+                (None, Some(rule)) => out = crate::lint::render_rule_doc(rule, &p),
+                (None, None) => {
+                    let mut known: Vec<&str> = kb.causes.iter().map(|c| c.id.as_str()).collect();
+                    known.extend(rules.iter().map(|r| r.code));
+                    anyhow::bail!("no cause or lint rule named {id:?}; known: {}", known.join(", "));
                 }
-            } else {
-                let mut known: Vec<&str> = kb.causes.iter().map(|c| c.id.as_str()).collect();
-                known.extend(rules.iter().map(|r| r.code));
-                anyhow::bail!("no cause or lint rule named {id:?}; known: {}", known.join(", "));
             }
         }
     }

@@ -879,14 +879,14 @@ fn write_up(
 ) -> Diagnosis {
     let Draft { cause_id, op, values, evidence, notes, confidence, title, hint, origin } = draft;
     let cause = kb.expect_cause(&cause_id);
+    let explained = cause.explanation_with(values::offending_value(&values).as_deref());
     let mut paragraphs: Vec<&str> = notes.iter().map(String::as_str).collect();
     paragraphs.extend(hint.as_deref());
-    paragraphs.push(&cause.explanation);
+    paragraphs.push(&explained);
     let explanation = paragraphs.join("\n\n");
-    let mut fix = cause.fix.clone();
-    for hint in values::hints(kb, &cause_id, &values) {
-        fix = format!("{hint}\n\n{fix}");
-    }
+    // The fix for this very case, when the values show which it is, replaces the cause's
+    // general one: one piece of advice.
+    let mut fix = values::hints(kb, &cause_id, &values).into_iter().next().unwrap_or_else(|| cause.fix.clone());
     if cause_id == "none" {
         fix = format!(
             "The run failed with a plain Python error, not a tensor or CUDA error: {}. {}",
@@ -1019,7 +1019,9 @@ fn secondary(
         }
         let who = rank_name(*key, scans);
         if f.strength == Strength::Peer || (f.strength >= Strength::Cascade && root_key.rank().is_some()) {
-            let text = short(&f.text, 240);
+            // Its first sentence says what it met; the rest of a collective's message
+            // ("typically caused by a remote worker crashing") is what this line says.
+            let text = short(first_sentence(&f.text), 160);
             push(Secondary {
                 cause: "distributed-peer-failure".into(),
                 text: format!("{who} only waited for {}: {text}", rank_name(root_key, scans)),
@@ -1044,6 +1046,10 @@ fn located(f: &Failure<'_>, scans: &[LogScan]) -> String {
         None => format!(" (line {} of {})", f.at.1, scans[f.at.0].source),
     };
     format!("{}{}", short(&f.text, 200), where_)
+}
+
+fn first_sentence(s: &str) -> &str {
+    s.find(". ").map_or(s, |end| &s[..=end])
 }
 
 fn short(s: &str, max: usize) -> String {

@@ -47,6 +47,21 @@ pub fn from_stated_sizes(
     }
 }
 
+/// The bad value a diagnosis is about, as a person reads it: `value` (what the error
+/// named), else the first of the bad values found.
+pub fn offending_value(values: &Map<String, Value>) -> Option<String> {
+    let value = values.get("value").or_else(|| {
+        ["bad_values", "distinct_bad_values"].iter().find_map(|k| values.get(*k)?.as_array()?.first())
+    })?;
+    match value {
+        Value::Number(n) => Some(match n.as_i64() {
+            Some(whole) => whole.to_string(),
+            None => crate::contract::guard_text::readable_number(n.as_f64()?),
+        }),
+        _ => None,
+    }
+}
+
 /// Hints from kb/hints.toml whose pattern the values show, rendered with the values
 /// their placeholders name.
 pub fn hints(kb: &KnowledgeBase, cause: &str, values: &Map<String, Value>) -> Vec<String> {

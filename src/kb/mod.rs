@@ -39,6 +39,13 @@ impl Cause {
     pub fn checklist_step(&self) -> Option<u8> {
         (self.checklist_step > 0).then_some(self.checklist_step)
     }
+
+    /// The explanation with `{value}` (the bad value, as PyTorch's error quotes it) filled
+    /// in: this failure's value as a person reads it, or `N` when it is not known. The
+    /// Python package's `kb.explanation` fills it alike.
+    pub fn explanation_with(&self, value: Option<&str>) -> String {
+        self.explanation.replace("{value}", value.unwrap_or("N"))
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

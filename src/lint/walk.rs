@@ -86,6 +86,12 @@ pub fn lint_paths(paths: &[PathBuf], selection: &Selection, threads: usize) -> L
     outcome
 }
 
+/// Whether a file named on the command line may hold Python: a `.py`, `.pyi` or `.pyw`
+/// file, or a script without an extension.
+pub fn may_be_python(path: &Path) -> bool {
+    path.extension().is_none_or(|e| e == "py" || e == "pyi" || e == "pyw")
+}
+
 /// Lints one file: its findings and line count, or why it could not be read.
 pub fn lint_file(
     path: &Path,

@@ -47,7 +47,9 @@ pub fn diagnostics(report: &Report, subject: &str) -> Vec<Diagnostic> {
     out
 }
 
-/// One diagnosis: the user's line, the evidence the log gave, then why and the fix.
+/// One diagnosis: the user's line and where the value came from, the evidence, then why,
+/// the fix, the checklist step and where to read more. `python/assertscope/_human.py`
+/// builds the same model (tests/render_parity.rs compares the two).
 pub fn diagnostic(d: &Diagnosis) -> Diagnostic {
     let severity = if d.cause == "cascade" || d.cause == "distributed-peer-failure" {
         Severity::Warning
@@ -60,32 +62,32 @@ pub fn diagnostic(d: &Diagnosis) -> Diagnostic {
         let what = if surfaced { Some("the error surfaced here, not where it happened") } else { None };
         out = out.span(location_span(loc, what));
     }
+    let mut found = false;
     for e in d.evidence.iter().filter(|e| e.kind != "surfaced") {
-        let text = match e.source_line {
-            Some(line) => format!("{} (log line {line})", e.text),
-            None => e.text.clone(),
+        out = match (e.kind.as_str(), e.text.split_once(": ")) {
+            ("guard", _) => {
+                // The op is in the title: the finding alone.
+                found = true;
+                let own = d.op.as_deref().and_then(|op| e.text.strip_prefix(op)?.strip_prefix(": "));
+                out.note(crate::contract::guard_text::FOUND_NOTE, own.unwrap_or(&e.text))
+            }
+            ("tensor", Some((name, summary))) => out.note(name, summary),
+            (kind, _) => match e.source_line {
+                Some(line) => out.note(kind, format!("{} (log line {line})", e.text)),
+                None => out.note(kind, e.text.as_str()),
+            },
         };
-        out = out.note(e.kind.as_str(), text);
     }
-    if let Some(op) = &d.op {
-        out = out.note("op", op.as_str());
+    if let Some(op) = d.op.as_deref().filter(|op| !names(&d.title, op)) {
+        out = out.note("op", op);
     }
     if let Some(rank) = d.rank {
         out = out.note("rank", rank.to_string());
     }
-    let shown: Vec<String> = d
-        .values
-        .iter()
-        .filter(|(k, _)| {
-            !matches!(k.as_str(), "assert_message" | "metric_line" | "dataset_indices" | "dataset_sample")
-        })
-        .map(|(k, v)| match v {
-            serde_json::Value::String(s) => format!("{k}={s}"),
-            other => format!("{k}={other}"),
-        })
-        .collect();
-    if !shown.is_empty() {
-        out = out.note("values", shown.join(", "));
+    let shown = values_text(&d.values);
+    if !shown.is_empty() && !found {
+        // A guard's finding and tensor lines already say every value, rounded for reading.
+        out = out.note("values", shown);
     }
     if let Some(samples) = dataset_note(d) {
         out = out.note("dataset", samples);
@@ -167,6 +169,48 @@ fn dataset_note(d: &Diagnosis) -> Option<String> {
     Some(format!("{what} {} of the DataLoader's dataset{sample}", list.join(", ")))
 }
 
+/// Whether the title names the op as a word of its own.
+fn names(title: &str, op: &str) -> bool {
+    title.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.')).any(|word| word == op)
+}
+
+/// Values shown elsewhere: the assertion's own message and thread count and the line of a
+/// metric are in the evidence, the dataset's indices and sample in the `dataset` note.
+const HIDDEN_VALUES: [&str; 5] = ["assert_message", "metric_line", "failing_threads", "dataset_indices", "dataset_sample"];
+
+/// Values a log revealed, worth showing: `key=value, …`, numbers rounded for reading. The
+/// assertion's own message and thread count, and the line of a metric, are in the evidence.
+pub fn values_text(values: &serde_json::Map<String, serde_json::Value>) -> String {
+    values
+        .iter()
+        .filter(|(k, _)| !HIDDEN_VALUES.contains(&k.as_str()))
+        .map(|(k, v)| match v {
+            serde_json::Value::String(s) => format!("{k}={s}"),
+            other => format!("{k}={}", compact(other)),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn compact(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) => match n.as_i64().map(|i| i.to_string()).or_else(|| n.as_u64().map(|u| u.to_string())) {
+            Some(whole) => whole,
+            None => crate::contract::guard_text::readable_number(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::Array(items) => format!("[{}]", items.iter().map(compact).collect::<Vec<_>>().join(",")),
+        Value::Object(map) => format!(
+            "{{{}}}",
+            map.iter()
+                .map(|(k, v)| format!("{}:{}", Value::from(k.as_str()), compact(v)))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        other => other.to_string(),
+    }
+}
+
 /// The user's frame: the line as it is on disk now (the log's copy otherwise), labelled
 /// with its function and, when CUDA reported late, that it is not where the error happened.
 fn location_span(loc: &Location, what: Option<&str>) -> Span {
@@ -201,7 +245,7 @@ pub fn explain_cause(kb: &KnowledgeBase, id: &str, p: &Palette) -> Option<String
     let c = kb.cause(id)?;
     let mut out = String::new();
     let _ = writeln!(out, "{}{}{}: {}\n", p.bold, c.id, p.reset, c.title);
-    write_wrapped(&mut out, &format!("{}why{}", p.note, p.reset), &c.explanation);
+    write_wrapped(&mut out, &format!("{}why{}", p.note, p.reset), &c.explanation_with(None));
     out.push('\n');
     write_wrapped(&mut out, &format!("{}fix{}", p.help, p.reset), &c.fix);
     out.push('\n');

@@ -60,7 +60,7 @@ def test_cuda_runtime_calls_answer_on_the_cpu():
     proc = run_cpu("cuda_runtime_calls.py")
     assert proc.returncode == 0, proc.stderr.decode()[-3000:]
     out = proc.stdout.decode().splitlines()
-    assert out[0] == "gpu CPU (assertscope --cpu) (8, 0) True True"
+    assert out[0] == "gpu CPU (assertscope --cpu) (0, 0) True True"
     assert out[1] == "memory 0 0 0 0 True"
     assert out[-1] == "ok True cpu cpu 0"
 
@@ -88,3 +88,18 @@ def test_a_compiled_cuda_script_runs_on_the_cpu_and_its_bad_id_is_diagnosed(nvml
     assert (root["location"]["file"], root["location"]["function"]) == ("compiled_tagger.py", "forward")
     assert (root["values"]["max"], root["values"]["bound"]) == (54, 50)
     assert b"step 1 " in proc.stderr and b"libcuda" not in proc.stderr
+
+
+def test_the_cpu_answers_as_a_device_without_compute_capability_or_tensor_cores():
+    # Lightning's CUDA accelerator printed "You are using a CUDA device ('CPU (assertscope
+    # --cpu)') that has Tensor Cores" when the CPU claimed capability 8.0.
+    code = (
+        "import assertscope; assertscope.on_cpu(); import torch\n"
+        "from lightning.fabric.accelerators.cuda import _is_ampere_or_later\n"
+        "p = torch.cuda.get_device_properties(0)\n"
+        "print(torch.cuda.get_device_capability(), (p.major, p.minor), torch.cuda.get_arch_list(),"
+        " torch.cuda.is_tf32_supported(), _is_ampere_or_later())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[0] == "(0, 0) (0, 0) [] False False", out.stdout

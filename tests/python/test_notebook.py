@@ -2,6 +2,7 @@
 and in a plain terminal IPython."""
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -10,9 +11,11 @@ import ipykernel  # noqa: F401  (the kernel nbclient starts; tests/requirements.
 import nbclient
 import nbformat
 import pytest
+from snapshots import assert_snapshot
 
 BAD_LABEL = """\
 import torch
+torch.manual_seed(0)
 logits = torch.randn(4, 3)
 labels = torch.tensor([0, 2, 3, 1])
 loss = torch.nn.functional.cross_entropy(logits, labels)
@@ -31,6 +34,10 @@ message = (
 def train_step():
     raise torch.AcceleratorError(message)
 train_step()"""
+
+PLAIN_ERROR = """\
+config = {"lr": 0.1}
+config["batch_size"]"""
 
 ON_CPU = """\
 import assertscope
@@ -56,7 +63,7 @@ def outputs(cell):
 
 @pytest.fixture(scope="module")
 def notebook(tmp_path_factory):
-    cells = ["%load_ext assertscope", BAD_LABEL, "%assertscope", CUDA_ASSERT, "%explain", ON_CPU]
+    cells = ["%load_ext assertscope", BAD_LABEL, "%assertscope", CUDA_ASSERT, "%explain", ON_CPU, PLAIN_ERROR, "%assertscope"]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     path = tmp_path_factory.mktemp("nb") / "train.ipynb"
@@ -71,22 +78,42 @@ def notebook(tmp_path_factory):
     return client.execute().cells
 
 
-def test_a_guard_error_is_an_html_report_with_the_cell_and_its_failing_line(notebook):
+def test_a_guard_error_is_its_traceback_then_its_report_as_text_and_html(notebook):
     text, html, error = outputs(notebook[1])
     assert error is not None and error.ename == "GuardError", (text, error)
     assert "not reached" not in text
-    assert "class target out of range" in html and "cross_entropy" in html
-    # The failing line of the cell is the one marked, and the others are shown plainly.
-    marked = [line for line in html.splitlines() if "&gt; loss = torch.nn.functional.cross_entropy" in line]
-    assert len(marked) == 1 and "  4 &gt;" in marked[0], html
-    assert "  2 | logits = torch.randn(4, 3)" in html
-    assert "1 of 4 targets outside [0, 3)" in html and "fix:" in html
-    assert error.traceback == [f"GuardError: {error.evalue.splitlines()[0]} (report above)"]
+    headline = "error[target-out-of-range]: class target out of range in cross_entropy"
+    # The traceback, without the guard's frames, ends in the report's first line.
+    frames = "\n".join(error.traceback)
+    assert "assertscope" not in frames.replace(headline, ""), frames
+    assert re.sub(r"\x1b\[[0-9;]*m", "", error.traceback[-1]).strip() == f"GuardError: {headline}", error.traceback
+    # Below it the report: for a text front end the terminal's text, for a browser the same
+    # lines as HTML; the cell named as IPython names it, the code spans as code.
+    assert text.startswith(headline) and "--> Cell In[2]:5:1" in text and "= found: 1 of 4 targets outside [0, 3)" in text, text
+    assert "fix: A label of 3 needs 4 classes" in text, text
+    assert "<code>len(label2id)</code>" in html and "`" not in html, html
+    assert strip_tags(html) == text.replace("`", ""), (strip_tags(html), text)
+    assert_snapshot("notebook__guard_error_text", text, "tests/python/test_notebook.py")
+    assert_snapshot("notebook__guard_error_html", html, "tests/python/test_notebook.py")
+
+
+def strip_tags(html):
+    import html as html_module
+
+    return html_module.unescape(re.sub(r"<[^>]+>", "", html))
 
 
 def test_the_magic_shows_the_last_guard_error_again(notebook):
-    _, html, error = outputs(notebook[2])
-    assert error is None and "1 of 4 targets outside [0, 3)" in html
+    text, html, error = outputs(notebook[2])
+    assert error is None and "1 of 4 targets outside [0, 3)" in html and text == outputs(notebook[1])[0]
+
+
+def test_the_magic_says_in_plain_words_that_a_plain_error_holds_no_tensor(notebook):
+    assert outputs(notebook[6])[2].ename == "KeyError"
+    text, _, error = outputs(notebook[7])
+    assert error is None, error
+    assert "the last exception (KeyError: 'batch_size') is a plain Python error, not a tensor or CUDA error" in text, text
+    assert "log" not in text, text
 
 
 def test_explain_of_a_cuda_assert_says_to_restart_the_kernel(notebook):
@@ -118,7 +145,7 @@ def test_terminal_ipython_prints_the_report_as_text(tmp_path):
         timeout=300,
     )
     out = run.stdout + run.stderr
-    assert "GuardError: Target 3 is out of bounds." in out, out  # PyTorch's own message first
-    assert "error[target-out-of-range]: cross_entropy: class target out of range" in out, out
-    assert "= found: 1 of 4 targets outside [0, 3)" in out and "<div" not in out, out
-    assert "not reached" not in out
+    assert "GuardError: error[target-out-of-range]: class target out of range in cross_entropy" in out, out
+    assert "= found: 1 of 4 targets outside [0, 3)" in out and "<div" not in out and "<pre" not in out, out
+    assert "assertscope/_guard" not in out, out
+    assert "\nnot reached\n" not in out, out

@@ -5,22 +5,9 @@ Everything here runs only after a check failed, so it may read values from the d
 
 import torch
 
-from .._summary import number
+from .._contract import interval, positions_text
 
 SHOWN = 5  # positions listed in a message
-
-
-def interval(low, high):
-    return f"[{low}, {high})" if high is not None else f">= {low}"
-
-
-def positions_text(values, positions, count):
-    parts = []
-    for value, position in zip(values, positions):
-        where = f" at [{', '.join(str(p) for p in position)}]" if position else ""
-        parts.append(f"{number(value)}{where}")
-    more = f", ... ({count - len(parts)} more)" if count > len(parts) else ""
-    return ", ".join(parts) + more
 
 
 def locate(tensor, bad):

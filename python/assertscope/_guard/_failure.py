@@ -4,8 +4,7 @@ import sys
 
 import torch
 
-from .. import _report
-from ..errors import build
+from ..errors import build, report
 from ._call import Call
 
 __all__ = ["failure", "cpu_refusal", "writing_into_copies"]
@@ -25,8 +24,7 @@ def failure(check, call, rule, location, note=None, pytorch_error=None):
     from .origin import attach  # the facts of where the bad value came from (error path only)
 
     attach.explain(error, check, call, rule, finding, location, sys._getframe(1))
-    _report.write(error.diagnosis, runtime=error.runtime)
-    return error
+    return report(error)
 
 
 def cpu_refusal(check, original, call, writes_input):

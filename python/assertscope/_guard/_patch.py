@@ -19,6 +19,7 @@ not seen; `assertscope run` switches the guard on as torch is imported, before u
 
 import torch  # noqa: F401 - the guarded ops live there
 
+from ..errors import GuardError
 from ._call import Call
 from ._patching import replace, resolve, wraps
 from ._ledger import ledgers
@@ -39,16 +40,23 @@ def guarded(check, original, names, writes_input):
     checked_by_cpu_kernel = check.checked_by_cpu_kernel
 
     def guarded_call(*args, **kwargs):
-        if checked_by_cpu_kernel is not None and cpu_calls_left_to_pytorch() and checked_by_cpu_kernel(args, kwargs):
-            return run_on_cpu(check, original, names, args, kwargs, writes_input)
-        if skip_call():
-            return original(*args, **kwargs)
-        call = Call(names, args, kwargs)
-        if ledgers:
-            return run(check, original, call, writes_input)  # (polls them first)
-        if quick(call):
-            return original(*args, **kwargs)
-        return run(check, original, call, writes_input, asked_quick=True)
+        try:
+            if checked_by_cpu_kernel is not None and cpu_calls_left_to_pytorch() and checked_by_cpu_kernel(args, kwargs):
+                return run_on_cpu(check, original, names, args, kwargs, writes_input)
+            if skip_call():
+                return original(*args, **kwargs)
+            call = Call(names, args, kwargs)
+            if ledgers:
+                return run(check, original, call, writes_input)  # (polls them first)
+            if quick(call):
+                return original(*args, **kwargs)
+            return run(check, original, call, writes_input, asked_quick=True)
+        except GuardError as error:
+            # Raised again from here, the error's traceback holds one frame of the guard
+            # (this one) instead of its whole way down; _hide drops this one too before
+            # Python or IPython prints it, and pytest leaves out a frame that says so:
+            __tracebackhide__ = True  # noqa: F841
+            raise error.with_traceback(None)  # noqa: B904 - the same error, not a new one
 
     return wraps(guarded_call, original)
 
@@ -107,6 +115,12 @@ def install():
     from . import origin  # construction stacks and DataLoader batches, for the error path
 
     origin.install()
+    from .. import _hide, _ipython  # its frames out of tracebacks, its wrappers out of warnings
+
+    _hide.install()
+    shell = _hide.ipython_shell()
+    if shell is not None and not getattr(shell, "custom_exceptions", ()):
+        _ipython.show_guard_errors(shell)  # a GuardError drawn as its report in IPython too
     _undo.insert(0, origin.uninstall)
 
 

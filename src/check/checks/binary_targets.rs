@@ -29,7 +29,7 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
                     Severity::Error,
                     format!("{} outside [0, 1]", count(ex.count, "target is", "targets are")),
                 )
-                .then(&hint("bce-target-range", json!({"min": min, "max": max})))
+                .advise(&hint("bce-target-range", json!({"min": min, "max": max})))
                 .examples(ex)
                 .value("min", min)
                 .value("max", max),
@@ -48,7 +48,7 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
                 Severity::Error,
                 "soft targets fall outside [0, 1]".to_string(),
             )
-            .then(&hint("bce-target-range", json!({"min": r.float_min, "max": r.float_max})))
+            .advise(&hint("bce-target-range", json!({"min": r.float_min, "max": r.float_max})))
             .examples(&r.non_integer),
         );
     }

@@ -21,6 +21,6 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
         Severity::Error,
         format!("{} colours, not class indices", count(ex.count, "mask holds", "masks hold")),
     )
-    .then(&hint("colour-masks", json!({})))
+    .advise(&hint("colour-masks", json!({})))
     .examples(ex)]
 }

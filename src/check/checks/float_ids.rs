@@ -55,7 +55,7 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
                 thousands(r.whole_floats)
             ),
         )
-        .then(&hint("ids-to-int64", json!({})))
+        .advise(&hint("ids-to-int64", json!({})))
         .confidence(Confidence::Medium)
         .value("float_values", r.whole_floats)];
     }

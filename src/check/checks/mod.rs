@@ -94,10 +94,14 @@ impl Finding {
         matches!(self.check, "batch-sizes" | "last-batch")
     }
 
-    /// Adds a sentence (a hint, or how to tell `check` about it) after the message.
-    fn then(mut self, sentence: &str) -> Finding {
-        let separator = if self.message.ends_with('.') { " " } else { ". " };
-        self.message = format!("{}{separator}{sentence}", self.message);
+    /// Adds a sentence of advice (a hint, or how to tell `check` about it) to the finding's
+    /// own fix, which replaces its cause's general one: the message says what was found, the
+    /// help line what to do, once.
+    fn advise(mut self, sentence: &str) -> Finding {
+        self.fix = Some(match self.fix.take() {
+            Some(fix) => format!("{fix} {sentence}"),
+            None => sentence.to_string(),
+        });
         self
     }
 }

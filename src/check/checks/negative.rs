@@ -30,12 +30,12 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
     match padding {
         _ if ctx.task == Task::Tokens => {
             let shown = padding.unwrap_or(min).to_string();
-            finding = finding.then(&hint("negative-embedding-ids", json!({ "values": shown })));
+            finding = finding.advise(&hint("negative-embedding-ids", json!({ "values": shown })));
         }
         Some(p) => {
-            finding = finding.then(&hint("padding-label", json!({ "value": p })));
+            finding = finding.advise(&hint("padding-label", json!({ "value": p })));
             if ctx.opts.ignore_index.is_none() {
-                finding = finding.then(&format!("Pass --ignore-index {p} to skip it here as well."));
+                finding = finding.advise(&format!("Pass --ignore-index {p} to skip it here as well."));
             }
         }
         None => {}

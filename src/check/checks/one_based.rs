@@ -26,7 +26,7 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
             Severity::Warning,
             format!("{} start at 1 (min 1, max {max}, no 0)", ctx.noun()),
         )
-        .then(&hint("one-based-labels", json!({"max": max, "last": max - 1, "needed": max + 1})))
+        .advise(&hint("one-based-labels", json!({"max": max, "last": max - 1, "needed": max + 1})))
         .value("min", 1)
         .value("max", max)],
         _ => Vec::new(),

@@ -36,14 +36,14 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
     let mut finding = Finding::new("out-of-range", ctx.id_cause(), Severity::Error, message);
     if one_based && ctx.task != Task::Tokens {
         finding =
-            finding.then(&hint("one-based-labels", json!({"max": max, "last": max - 1, "needed": max + 1})));
+            finding.advise(&hint("one-based-labels", json!({"max": max, "last": max - 1, "needed": max + 1})));
     }
     let bad = bad_values(ctx, bound.value);
     if ctx.task == Task::Segmentation && ctx.opts.ignore_index.is_none() && bad.iter().any(|(v, _)| *v == 255)
     {
         finding = finding
-            .then(&hint("void-label-255", json!({})))
-            .then("Pass --ignore-index 255 to skip it here as well.");
+            .advise(&hint("void-label-255", json!({})))
+            .advise("Pass --ignore-index 255 to skip it here as well.");
     }
     let finding = finding.examples(ex).value("bound", bound.value).value(
         "bad_values",

@@ -29,7 +29,7 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
             Severity::Error,
             format!("targets have shape {}", shape(ctx)),
         )
-        .then(&hint("target-n-by-1", json!({})))
+        .advise(&hint("target-n-by-1", json!({})))
         .confidence(Confidence::Medium)];
     }
     let rows = ctx.stats.lengths.rows.max(p.rows);
@@ -43,7 +43,7 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
             Severity::Error,
             format!("every row is a one-hot vector (shape {}), not a class index", shape(ctx)),
         )
-        .then(&hint("target-one-hot", json!({})))
+        .advise(&hint("target-one-hot", json!({})))
         .examples(&p.one_hot)
     } else if p.binary == p.rows && !p.multi_hot.is_empty() {
         Finding::new(
@@ -52,8 +52,8 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
             Severity::Error,
             format!("rows are multi-hot ({} with several 1s)", count(p.multi_hot.count, "row", "rows")),
         )
-        .then(&hint("multi-hot-rows", json!({})))
-        .then("Check them with --task multilabel.")
+        .advise(&hint("multi-hot-rows", json!({})))
+        .advise("Check them with --task multilabel.")
         .examples(&p.multi_hot)
     } else {
         // cross_entropy takes `[N, d1]` targets with `[N, C, d1]` inputs (per-position

@@ -30,6 +30,6 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
         (Severity::Note, format!("{} are stored as {dtype}", ctx.noun()))
     };
     vec![Finding::new("storage-dtype", "target-dtype", severity, message)
-        .then(&hint("ids-to-int64", json!({})))
+        .advise(&hint("ids-to-int64", json!({})))
         .value("dtype", dtype)]
 }

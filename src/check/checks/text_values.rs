@@ -19,7 +19,7 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
     let finding = if all {
         let message = format!("the {} are text, not class ids", ctx.noun());
         Finding::new("text-values", "target-dtype", Severity::Error, message)
-            .then(&hint("label-names-to-ids", json!({})))
+            .advise(&hint("label-names-to-ids", json!({})))
     } else {
         let message = format!("{} text, not a number", count(ex.count, "value is", "values are"));
         Finding::new("text-values", "target-dtype", Severity::Error, message)

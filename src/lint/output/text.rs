@@ -18,8 +18,9 @@ pub fn write_text(out: &mut dyn Write, outcome: &LintRun, palette: &Palette) -> 
         1 => "1 file".to_string(),
         n => format!("{n} files"),
     };
-    if outcome.files == 0 && !outcome.unreadable.is_empty() {
-        // Nothing was linted: the errors on stderr say why, and a summary would only mislead.
+    if outcome.files == 0 {
+        // Nothing was linted: the errors or the warning on stderr say why, and a summary
+        // would only mislead.
     } else if outcome.findings.is_empty() {
         writeln!(out, "{}no problems found{} in {files}", palette.bold, palette.reset)?;
     } else {

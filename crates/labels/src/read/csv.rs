@@ -178,6 +178,7 @@ impl Unit for RangeUnit {
                 if quotes_matter && memchr::memchr(b'"', bytes).is_some() {
                     return Err(NeedsSequential.into());
                 }
+                ctx.bytes_read(bytes.len());
                 Ok(())
             },
             |line| {

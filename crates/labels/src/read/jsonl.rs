@@ -113,7 +113,10 @@ impl Unit for JsonlUnit {
             &file,
             self.start,
             self.end,
-            |_| Ok(()),
+            |bytes| {
+                ctx.bytes_read(bytes.len());
+                Ok(())
+            },
             |line| {
                 lines += 1;
                 if line.trim_ascii().is_empty() {

@@ -44,6 +44,18 @@ pub struct ReadOptions {
 pub struct ReadCtx<'a> {
     pub bounds: &'a Bounds,
     pub opts: &'a ReadOptions,
+    /// Told the bytes a unit has read as it goes, for a progress line that moves within a
+    /// large unit (a line-oriented file is read in blocks of a few MB).
+    pub progress: Option<&'a (dyn Fn(u64) + Sync)>,
+}
+
+impl ReadCtx<'_> {
+    /// `bytes` more of the unit were read.
+    pub fn bytes_read(&self, bytes: usize) {
+        if let Some(progress) = self.progress {
+            progress(bytes as u64);
+        }
+    }
 }
 
 /// How the values of one row are laid out.

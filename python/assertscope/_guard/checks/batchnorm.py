@@ -14,8 +14,8 @@ import sys
 
 import torch.nn.functional as F
 
-from ... import _frames, _report
-from ...errors import Finding, build
+from ... import _frames
+from ...errors import Finding, build, report
 
 _undo = []
 
@@ -59,7 +59,7 @@ def _error(size):
     except Exception as failure:  # noqa: BLE001 - the facts are extra
         runtime.failed(facts, failure)
     attach.with_facts(error, facts)
-    _report.write(error.diagnosis, runtime=error.runtime)
+    report(error)
     return error
 
 

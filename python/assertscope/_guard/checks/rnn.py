@@ -16,8 +16,8 @@ import sys
 
 import torch.nn as nn
 
-from ... import _frames, _report, kb
-from ...errors import Finding, build
+from ... import _frames, kb
+from ...errors import Finding, build, report
 
 _undo = []
 
@@ -79,7 +79,7 @@ def _error(module, input, found):
     except Exception as failure:  # noqa: BLE001 - the facts are extra
         runtime.failed(facts, failure)
     attach.with_facts(error, facts)
-    _report.write(error.diagnosis, runtime=error.runtime)
+    report(error)
     return error
 
 

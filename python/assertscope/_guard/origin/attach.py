@@ -13,9 +13,12 @@ Why: one place turns facts and path into the diagnosis and the message, for ever
 import os
 import sys
 
-from ... import _contract, _frames, _render
-from ...errors import json_safe, render_message
+from ... import _contract
+from ...errors import json_safe
 from . import engine, runtime
+
+# The evidence kind of the origin's notes, as the binary writes them (src/origin/mod.rs).
+ORIGIN_NOTE = "origin"
 
 
 def explain(error, check, call, rule, finding, location, start=None):
@@ -28,50 +31,44 @@ def explain(error, check, call, rule, finding, location, start=None):
 
 
 def with_facts(error, facts):
-    """Adds gathered Facts (and, outside `run`, the engine's path) to a GuardError."""
+    """Adds gathered Facts (and, outside `run`, the engine's path) to a GuardError's
+    diagnosis; its message is drawn from the diagnosis when it is raised (errors.report)."""
     error.runtime = json_safe(facts.runtime)
-    diagnosis = error.diagnosis
-    if diagnosis is not None:
-        diagnosis["values"].update(json_safe(facts.values))
-        if facts.hints:
-            diagnosis["fix"] = " ".join(h[:1].upper() + h[1:] + "." for h in facts.hints) + " " + diagnosis["fix"]
-        diagnosis.setdefault("origin", [])
     error.values.update(facts.values)
-    model = error.model
-    model["notes"] += [_render.note("help", hint) for hint in facts.hints]
+    diagnosis = error.diagnosis
+    if diagnosis is None:
+        return error
+    diagnosis["values"].update(json_safe(facts.values))
+    if facts.hints:
+        diagnosis["fix"] = " ".join(h[:1].upper() + h[1:] + "." for h in facts.hints) + " " + diagnosis["fix"]
+    diagnosis.setdefault("origin", [])
     notes = list(facts.notes)
-    if diagnosis is not None and not os.environ.get(_contract.REPORT_DIR_ENV):
+    if not os.environ.get(_contract.REPORT_DIR_ENV):
         from ... import _report
 
         traced, note = engine.trace(_report.report(diagnosis, error.runtime))
         if traced is not None:
-            notes += path(error, traced)
+            take_path(diagnosis, traced)
         elif note:
             notes.append(note)
-    if notes:
-        if diagnosis is not None:
-            diagnosis.setdefault("notes", []).extend(notes)
-        model["notes"] += [_render.note("note", text) for text in notes]
-    render_message(error)
+    diagnosis["evidence"] += [{"kind": ORIGIN_NOTE, "text": text, "source_line": None} for text in notes]
     return error
 
 
-def path(error, traced):
-    """Takes the engine's path into the diagnosis and the message; returns its notes."""
-    diagnosis = error.diagnosis
+def take_path(diagnosis, traced):
+    """Takes the engine's answer into the diagnosis: the proved steps, where the trail ends,
+    the dataset's indices and sample, and the engine's notes."""
     steps = [step for step in traced.get("origin") or [] if isinstance(step, dict) and step.get("file")]
     diagnosis["origin"] = steps
     end = traced.get("origin_end")
-    diagnosis["origin_end"] = end
+    diagnosis["origin_end"] = end if isinstance(end, dict) else None
     if traced.get("dataset_indices") is not None:
         diagnosis["dataset_indices"] = traced["dataset_indices"]
-    for number, step in enumerate(steps, 1):
-        label = f"{number}. {step.get('note') or step.get('role') or ''}".rstrip()
-        error.model["spans"].append(
-            _render.span(_frames.display_path(step["file"]), step.get("line"), step.get("code"), label=label, primary=False)
-        )
-    notes = [text for text in traced.get("notes") or [] if isinstance(text, str)]
-    if isinstance(end, dict) and end.get("note"):
-        where = f"{_frames.display_path(end['file'])}:{end.get('line')}" if end.get("file") else None
-        notes.append(f"{end['note']} ({where})" if where else end["note"])
-    return notes
+    values = traced.get("values") or {}
+    for key in ("dataset_indices", "dataset_sample"):
+        if key in values:
+            diagnosis["values"][key] = values[key]
+    known = {e.get("text") for e in diagnosis["evidence"]}
+    diagnosis["evidence"] += [
+        e for e in traced.get("evidence") or [] if isinstance(e, dict) and e.get("kind") == ORIGIN_NOTE and e.get("text") not in known
+    ]
