@@ -9,6 +9,7 @@ pub mod line;
 pub mod mapped;
 pub mod paste;
 pub mod prefilter;
+pub mod ray;
 pub mod reader;
 pub mod traceback;
 pub mod wrap;
@@ -64,6 +65,7 @@ pub const TRIGGERS: &[&str] = &[
     "ocab",
     "nan",
     "inf",
+    "world_rank",
 ];
 
 fn triggers() -> &'static AhoCorasick {
@@ -123,6 +125,8 @@ pub struct LogScan {
     pub errors: Vec<ErrorLine>,
     pub sizes: Vec<StatedSize>,
     pub divergence: Vec<Divergence>,
+    /// Ray Train's workers: which process and node each rank ran in.
+    pub workers: Vec<ray::Worker>,
     pub lines: u64,
     pub bytes: u64,
 }
@@ -224,6 +228,7 @@ struct ScanState {
     dsa: DsaReport,
     dsa_rank: Option<u32>,
     group_index: HashMap<GroupKey, usize>,
+    ray: ray::RayLines,
 }
 
 impl ScanState {
@@ -237,6 +242,7 @@ impl ScanState {
             dsa: DsaReport::default(),
             dsa_rank: None,
             group_index: HashMap::new(),
+            ray: ray::RayLines::default(),
         }
     }
 
@@ -249,8 +255,9 @@ impl ScanState {
 
     fn feed(&mut self, raw: &str, number: u64) {
         let clean = line::strip_ansi(raw);
-        let prefixed = line::strip_rank_prefix(&clean);
-        let rank = prefixed.rank.or(self.default_rank);
+        let ray = self.ray.read(&clean);
+        let prefixed = line::strip_rank_prefix(ray.text);
+        let rank = ray.rank.or(prefixed.rank).or(self.default_rank);
         let text = paste::repair(prefixed.text);
         let mut text: Cow<'_, str> = text;
         if let Some((held_rank, held, held_number)) = self.held.take() {
@@ -437,6 +444,7 @@ impl ScanState {
             self.push_traceback(rank, tb);
         }
         self.scan.tracebacks.sort_by_key(|t| t.traceback.log_line);
+        self.scan.workers = self.ray.into_workers();
         self.scan
     }
 }
