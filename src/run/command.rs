@@ -78,6 +78,7 @@ pub fn build(
         cmd.env("PYTHONPATH", package.pythonpath());
         cmd.env(contract::env::REPORT_DIR, report_dir);
         cmd.env(RUN_ID_VAR, run_id);
+        super::ray::add_runtime_env_hook(&mut cmd);
     }
     if opts.mode != GuardMode::Off {
         cmd.env(contract::env::GUARD, "1");

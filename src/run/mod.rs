@@ -7,6 +7,7 @@ mod command;
 mod feed;
 mod output;
 mod pty;
+mod ray;
 mod signals;
 mod stdio;
 mod stop;
@@ -221,7 +222,8 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<JobEnd>
             LogScan::default()
         }
     };
-    let reports = collect::read_reports(&report_dir, &run_id);
+    let mut reports = collect::read_reports(&report_dir, &run_id);
+    reports.extend(collect::read_reports(&report_dir, &ray::workers_run_id(&run_id)));
     if let Some(tail) = tail {
         let kept = tail.lock().map(|t| t.contents()).unwrap_or_default();
         if let Err(e) = collect::write_output_tail(&report_dir, &kept) {
