@@ -84,7 +84,11 @@ pub fn read_inputs(inputs: &[PathBuf]) -> anyhow::Result<Inputs> {
         }
         let meta = std::fs::metadata(input).with_context(|| format!("{}", input.display()))?;
         if meta.is_dir() {
-            let found = log_files_in(input)?;
+            let ray_session = log::ray_session::log_files(input).with_context(|| format!("{}", input.display()))?;
+            let found = match ray_session {
+                Some(files) => files,
+                None => log_files_in(input)?,
+            };
             anyhow::ensure!(!found.is_empty(), "{}: the directory holds no log files", input.display());
             files.extend(found.into_iter().map(|f| (f, true)));
         } else {
@@ -114,6 +118,7 @@ pub fn read_inputs(inputs: &[PathBuf]) -> anyhow::Result<Inputs> {
             Err(e) => return Err(e),
         }
     }
+    log::ray_session::assign_ranks(&mut out.scans);
     Ok(out)
 }
 
@@ -285,6 +290,10 @@ fn number_skeleton(path: &Path) -> (String, Vec<u64>) {
 /// The rank a per-rank log file belongs to, from its name: `rank3.log`, `rank_3.txt`,
 /// torchrun's `--log-dir` layout `…/attempt_0/3/stderr.log`, `task-3.out`, `worker3.log`.
 pub fn rank_from_path(path: &Path) -> Option<u32> {
+    // A Ray worker's file names a worker id and a pid, never a rank (see log::ray_session).
+    if log::ray_session::WorkerFile::of(path).is_some() {
+        return None;
+    }
     let stem = path.file_stem()?.to_string_lossy().to_ascii_lowercase();
     for key in ["rank", "task", "worker", "proc", "process"] {
         if let Some(i) = stem.rfind(key) {

@@ -10,6 +10,7 @@ pub mod mapped;
 pub mod paste;
 pub mod prefilter;
 pub mod ray;
+pub mod ray_session;
 pub mod reader;
 pub mod traceback;
 pub mod wrap;
