@@ -8,6 +8,7 @@ mod feed;
 mod output;
 mod pty;
 mod ray;
+mod report_dir;
 mod signals;
 mod stdio;
 mod stop;
@@ -121,7 +122,7 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<JobEnd>
         }
     }
     let package = Materialized::create()?;
-    let run_id = command::run_id().context("choosing an id for this run")?;
+    let run_id = report_dir::run_id(command, opts.report_dir.is_some()).context("choosing an id for this run")?;
     let report_dir = match &opts.report_dir {
         Some(d) => d.clone(),
         None => {
