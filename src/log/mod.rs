@@ -67,6 +67,7 @@ pub const TRIGGERS: &[&str] = &[
     "nan",
     "inf",
     "world_rank",
+    "worker processes:",
 ];
 
 fn triggers() -> &'static AhoCorasick {

@@ -74,6 +74,9 @@ impl RayLines {
         if let Some(worker) = listed_worker(text) {
             self.learn(worker);
         }
+        for worker in listed_in_order(text) {
+            self.learn(worker);
+        }
         let mut rank = None;
         if let Some(p) = prefix {
             rank = self.by_pid.get(p.pid).map(|&i| self.workers[i].rank);
@@ -195,10 +198,32 @@ pub fn strip_repeated(text: &str) -> &str {
     }
 }
 
-/// `[Rank 1 Error Snippet]:` or `[Rank 0,1 Error Snippet]:` -> the first rank.
+/// `[Rank 1 Error Snippet]:`, `[Rank 0,1 Error Snippet]:`, or alone on its line `[Rank 1]`
+/// (Ray 2.4x) -> the first rank.
 fn snippet_header(text: &str) -> Option<u32> {
-    let body = text.trim().strip_prefix("[Rank ")?.strip_suffix(" Error Snippet]:")?;
-    body.split(',').next()?.trim().parse().ok()
+    let body = text.trim().strip_prefix("[Rank ")?;
+    let ranks = body.strip_suffix(" Error Snippet]:").or_else(|| body.strip_suffix(']'))?;
+    ranks.split(',').next()?.trim().parse().ok()
+}
+
+/// The workers of older Ray Train's listing, in rank order:
+/// `Starting distributed worker processes: ['11499 (10.5.166.177)', '11500 (10.5.166.177)']`.
+pub fn listed_in_order(text: &str) -> Vec<Worker> {
+    let Some((_, list)) = text.split_once("distributed worker processes: [") else { return Vec::new() };
+    let list = list.split(']').next().unwrap_or("");
+    list.split(',')
+        .enumerate()
+        .filter_map(|(rank, item)| {
+            let item = item.trim().trim_matches(['\'', '"']);
+            let (pid, node) = match item.split_once(" (") {
+                Some((pid, ip)) => (pid, Some(ip.trim_end_matches(')').to_string())),
+                None => (item, None),
+            };
+            let pid = pid.trim();
+            (!pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| Worker { rank: rank as u32, pid: pid.to_string(), node, name: None })
+        })
+        .collect()
 }
 
 /// A worker of Ray Train's listing of its worker group:
@@ -265,6 +290,20 @@ mod tests {
         let w = listed_worker("- (node_id=4f2c, ip=10.0.0.6, pid=811) world_rank=3, local_rank=0, node_rank=1").unwrap();
         assert_eq!((w.rank, w.pid.as_str()), (3, "811"));
         assert_eq!(listed_worker("- (a) b"), None);
+        let old = listed_in_order("Starting distributed worker processes: ['301 (10.0.0.8)', '302 (10.0.0.9)']");
+        assert_eq!(old.iter().map(|w| (w.rank, w.pid.as_str(), w.node.as_deref())).collect::<Vec<_>>(),
+                   vec![(0, "301", Some("10.0.0.8")), (1, "302", Some("10.0.0.9"))]);
+    }
+
+    #[test]
+    fn the_older_snippet_header() {
+        let mut ray = RayLines::default();
+        assert_eq!(ray.read("[Rank 2]").rank, Some(2));
+        assert_eq!(ray.read("Traceback (most recent call last):").rank, Some(2));
+        assert_eq!(ray.read("ValueError: error").rank, Some(2));
+        assert_eq!(ray.read("next").rank, None);
+        assert_eq!(snippet_header("[Rank 0,3 Error Snippet]:"), Some(0));
+        assert_eq!(snippet_header("[rank 2]"), None);
     }
 
     #[test]
