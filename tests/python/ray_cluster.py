@@ -7,6 +7,7 @@ Ray process it starts stays in that group, so `stop()` ends exactly those proces
 `ray stop`, which would end every Ray cluster of this user on the machine)."""
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -99,6 +100,7 @@ class RayCluster:
             pass
         self.log_file.close()
         self.proc = None
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
 
     def __enter__(self):
         return self.start()
