@@ -84,7 +84,8 @@ pub fn read_inputs(inputs: &[PathBuf]) -> anyhow::Result<Inputs> {
         }
         let meta = std::fs::metadata(input).with_context(|| format!("{}", input.display()))?;
         if meta.is_dir() {
-            let ray_session = log::ray_session::log_files(input).with_context(|| format!("{}", input.display()))?;
+            let ray_session =
+                log::ray_session::log_files(input).with_context(|| format!("{}", input.display()))?;
             let found = match ray_session {
                 Some(files) => files,
                 None => log_files_in(input)?,

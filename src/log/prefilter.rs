@@ -35,7 +35,8 @@ pub const SEEDS: &[&str] = &["rror", "xception", "ssertion", "Traceback", "what(
 /// Triggers whose lines are parsed wherever they are: stated sizes and diverging
 /// metrics (see `chatter`), and Ray Train's listing of which process is which rank (see
 /// `ray`), printed once at the start.
-pub const EVERYWHERE: &[&str] = &["num_classes", "num_labels", "n_classes", "ocab", "nan", "inf", "world_rank"];
+pub const EVERYWHERE: &[&str] =
+    &["num_classes", "num_labels", "n_classes", "ocab", "nan", "inf", "world_rank"];
 
 /// What the bulk search looks for to find the `EVERYWHERE` lines: each of those literals
 /// holds one of these (fewer literals, a faster search); a hit is confirmed on its line.

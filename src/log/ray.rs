@@ -220,8 +220,12 @@ pub fn listed_in_order(text: &str) -> Vec<Worker> {
                 None => (item, None),
             };
             let pid = pid.trim();
-            (!pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
-                .then(|| Worker { rank: rank as u32, pid: pid.to_string(), node, name: None })
+            (!pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())).then(|| Worker {
+                rank: rank as u32,
+                pid: pid.to_string(),
+                node,
+                name: None,
+            })
         })
         .collect()
 }
@@ -259,10 +263,17 @@ mod tests {
 
     #[test]
     fn prefixes_of_actors_tasks_and_components() {
-        let (p, rest) = strip_prefix("(RayTrainWorker pid=27133) Traceback (most recent call last):").unwrap();
-        assert_eq!((p.name, p.pid, p.ip, rest), ("RayTrainWorker", "27133", None, "Traceback (most recent call last):"));
+        let (p, rest) =
+            strip_prefix("(RayTrainWorker pid=27133) Traceback (most recent call last):").unwrap();
+        assert_eq!(
+            (p.name, p.pid, p.ip, rest),
+            ("RayTrainWorker", "27133", None, "Traceback (most recent call last):")
+        );
         let (p, rest) = strip_prefix("(train_fn pid=4121, ip=10.0.0.5)   File \"t.py\", line 3").unwrap();
-        assert_eq!((p.name, p.pid, p.ip, rest), ("train_fn", "4121", Some("10.0.0.5"), "  File \"t.py\", line 3"));
+        assert_eq!(
+            (p.name, p.pid, p.ip, rest),
+            ("train_fn", "4121", Some("10.0.0.5"), "  File \"t.py\", line 3")
+        );
         let (p, _) = strip_prefix("(MapBatches(tokenize) pid=77, ip=10.1.2.3) x").unwrap();
         assert_eq!((p.name, p.pid), ("MapBatches(tokenize)", "77"));
         let (p, rest) = strip_prefix("(pid=gcs_server) E1204 boom").unwrap();
@@ -276,8 +287,10 @@ mod tests {
 
     #[test]
     fn repeated_markers_come_off() {
-        assert_eq!(strip_repeated("IndexError: Target 5 is out of bounds. [repeated 2x across cluster]"),
-                   "IndexError: Target 5 is out of bounds.");
+        assert_eq!(
+            strip_repeated("IndexError: Target 5 is out of bounds. [repeated 2x across cluster]"),
+            "IndexError: Target 5 is out of bounds."
+        );
         let first = "x [repeated 3x across cluster] (Ray deduplicates logs by default. Set RAY_DEDUP_LOGS=0 to disable log deduplication, or see https://docs.ray.io/en/master/ray-observability/user-guides/configure-logging.html#log-deduplication for more options.)";
         assert_eq!(strip_repeated(first), "x");
         assert_eq!(strip_repeated("a [repeated often]"), "a [repeated often]");
@@ -287,12 +300,17 @@ mod tests {
     fn listings_name_rank_pid_and_node() {
         let w = listed_worker("- (ip=10.0.0.5, pid=27133) world_rank=1, local_rank=1, node_rank=0").unwrap();
         assert_eq!((w.rank, w.pid.as_str(), w.node.as_deref()), (1, "27133", Some("10.0.0.5")));
-        let w = listed_worker("- (node_id=4f2c, ip=10.0.0.6, pid=811) world_rank=3, local_rank=0, node_rank=1").unwrap();
+        let w =
+            listed_worker("- (node_id=4f2c, ip=10.0.0.6, pid=811) world_rank=3, local_rank=0, node_rank=1")
+                .unwrap();
         assert_eq!((w.rank, w.pid.as_str()), (3, "811"));
         assert_eq!(listed_worker("- (a) b"), None);
-        let old = listed_in_order("Starting distributed worker processes: ['301 (10.0.0.8)', '302 (10.0.0.9)']");
-        assert_eq!(old.iter().map(|w| (w.rank, w.pid.as_str(), w.node.as_deref())).collect::<Vec<_>>(),
-                   vec![(0, "301", Some("10.0.0.8")), (1, "302", Some("10.0.0.9"))]);
+        let old =
+            listed_in_order("Starting distributed worker processes: ['301 (10.0.0.8)', '302 (10.0.0.9)']");
+        assert_eq!(
+            old.iter().map(|w| (w.rank, w.pid.as_str(), w.node.as_deref())).collect::<Vec<_>>(),
+            vec![(0, "301", Some("10.0.0.8")), (1, "302", Some("10.0.0.9"))]
+        );
     }
 
     #[test]
@@ -310,7 +328,10 @@ mod tests {
     fn snippets_and_prefixes_give_ranks() {
         let mut ray = RayLines::default();
         let lines = [
-            ("(TrainController pid=9) - (ip=10.0.0.5, pid=27133) world_rank=1, local_rank=1, node_rank=0", None),
+            (
+                "(TrainController pid=9) - (ip=10.0.0.5, pid=27133) world_rank=1, local_rank=1, node_rank=0",
+                None,
+            ),
             ("(RayTrainWorker pid=27133) Moving model to device: cpu", Some(1)),
             ("(RayTrainWorker pid=27166) Moving model to device: cpu", None),
             ("(TrainController pid=9) [Rank 1 Error Snippet]:", Some(1)),

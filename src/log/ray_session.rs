@@ -64,7 +64,8 @@ impl WorkerFile {
         if worker.is_empty() || !worker.bytes().all(|b| b.is_ascii_hexdigit()) {
             return None;
         }
-        let bytes: Vec<u8> = (0..job.len()).step_by(2).map(|i| u8::from_str_radix(&job[i..i + 2], 16).unwrap_or(0)).collect();
+        let bytes: Vec<u8> =
+            (0..job.len()).step_by(2).map(|i| u8::from_str_radix(&job[i..i + 2], 16).unwrap_or(0)).collect();
         let job = (!bytes.iter().all(|&b| b == 0xff))
             .then(|| bytes.iter().rev().fold(0u64, |n, &b| (n << 8) | u64::from(b)));
         Some(WorkerFile { job, pid: pid.to_string() })
@@ -103,12 +104,16 @@ mod tests {
 
     #[test]
     fn worker_file_names() {
-        let f = WorkerFile::parse("worker-12bdeba800a19a8d1fc1f75eb0e1c037252aef3dbe8ab96f30d8902a-01000000-27133.err");
+        let f = WorkerFile::parse(
+            "worker-12bdeba800a19a8d1fc1f75eb0e1c037252aef3dbe8ab96f30d8902a-01000000-27133.err",
+        );
         assert_eq!(f, Some(WorkerFile { job: Some(1), pid: "27133".into() }));
         let f = WorkerFile::parse("worker-1c09-ffffffff-26313.out").unwrap();
         assert_eq!(f.job, None);
         assert_eq!(WorkerFile::parse("worker-ab-02000000-7.out").unwrap().job, Some(2));
-        for name in ["worker-ab-01000000-x.err", "worker.err", "python-core-worker-ab_1.log", "worker-01000000-7.err"] {
+        for name in
+            ["worker-ab-01000000-x.err", "worker.err", "python-core-worker-ab_1.log", "worker-01000000-7.err"]
+        {
             assert_eq!(WorkerFile::parse(name), None, "{name}");
         }
     }

@@ -122,7 +122,8 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<JobEnd>
         }
     }
     let package = Materialized::create()?;
-    let run_id = report_dir::run_id(command, opts.report_dir.is_some()).context("choosing an id for this run")?;
+    let run_id =
+        report_dir::run_id(command, opts.report_dir.is_some()).context("choosing an id for this run")?;
     let report_dir = match &opts.report_dir {
         Some(d) => d.clone(),
         None => {

@@ -80,7 +80,11 @@ mod tests {
         assert_eq!(job_id(&words(line), none).as_deref(), Some("rdzv_job_42"));
         let line = "python -m torch.distributed.run --rdzv-id=exp.7 train.py --rdzv-id other";
         assert_eq!(job_id(&words(line), none).as_deref(), Some("rdzv_exp.7"));
-        for line in ["torchrun --rdzv_id none train.py", "torchrun --nnodes 2 train.py --rdzv_id x", "python train.py --rdzv_id x"] {
+        for line in [
+            "torchrun --rdzv_id none train.py",
+            "torchrun --nnodes 2 train.py --rdzv_id x",
+            "python train.py --rdzv_id x",
+        ] {
             assert_eq!(job_id(&words(line), none), None, "{line}");
         }
     }
