@@ -145,7 +145,9 @@ def test_ray_job_submit_with_the_runtime_env_of_assertscope_ray(newest, tmp_path
     reports.mkdir()
     env = newest.job_env(EPOCHS="1", BAD_RANK="1", STORAGE_PATH=str(tmp_path / "results"),
                          PYTHONPATH=str(REPO / "python"))
-    runtime_env = subprocess.run([sys.executable, "-m", "assertscope.ray", "--report-dir", str(reports)],
+    # The submitted driver runs with the cluster's environment: STORAGE_PATH goes in the runtime_env.
+    base = json.dumps({"env_vars": {"STORAGE_PATH": env["STORAGE_PATH"]}})
+    runtime_env = subprocess.run([sys.executable, "-m", "assertscope.ray", "--report-dir", str(reports), "--base", base],
                                  stdout=subprocess.PIPE, env=env, check=True, timeout=60).stdout.decode()
     assert json.loads(runtime_env)["worker_process_setup_hook"] == "assertscope.ray.setup_worker"
     ray = Path(sys.executable).with_name("ray")
