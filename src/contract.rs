@@ -22,7 +22,19 @@ pub mod env {
     /// This binary's path: where the guard finds `assertscope origin` when it traces its
     /// own report (without `run`, it looks on PATH and beside `sys.executable`).
     pub const BIN: &str = "ASSERTSCOPE_BIN";
+    /// Ray's variable naming a function that edits a job's runtime_env in `ray.init`: `run`
+    /// points it at [`RAY_RUNTIME_ENV_HOOK`], so the workers of a Ray cluster get the guard.
+    pub const RAY_RUNTIME_ENV: &str = "RAY_RUNTIME_ENV_HOOK";
+    /// The user's own RAY_RUNTIME_ENV_HOOK, kept by `run`; the guard's hook runs it first.
+    pub const RAY_HOOK: &str = "ASSERTSCOPE_RAY_HOOK";
 }
+
+/// Added to the run id of the reports of Ray workers: Ray ends or retries a job whose worker
+/// failed, so `run` reads their reports but never stops the job for them.
+pub const RAY_RUN_ID_SUFFIX: &str = ".ray";
+
+/// The function Ray's RAY_RUNTIME_ENV_HOOK names, in the injected package.
+pub const RAY_RUNTIME_ENV_HOOK: &str = "assertscope.ray.runtime_env_hook";
 
 /// The guard's modes; the first is the default.
 pub const GUARD_MODES: [&str; 3] = ["auto", "sync", "async"];

@@ -29,7 +29,7 @@ fn python_json(code: &str, envs: &[(&str, &str)]) -> Value {
 fn names_and_values_are_the_same() {
     let python = python_json(
         "print(json.dumps([c.REPORT_DIR_ENV, c.GUARD_ENV, c.GUARD_MODE_ENV, c.CPU_ENV, c.TMPDIR_ENV, c.RUN_ID_ENV, c.BIN_ENV, \
-         c.GUARD_MODES, c.RANK_VARIABLES, c.LOCAL_RANK_VARIABLES, c.WORLD_SIZE_VARIABLES, c.SCAN_RESULT_VERSION]))",
+         c.RAY_RUNTIME_ENV_ENV, c.RAY_HOOK_ENV, c.RAY_RUNTIME_ENV_HOOK, c.RAY_RUN_ID_SUFFIX, c.GUARD_MODES, c.RANK_VARIABLES, c.LOCAL_RANK_VARIABLES, c.WORLD_SIZE_VARIABLES, c.SCAN_RESULT_VERSION]))",
         &[],
     );
     let rust = json!([
@@ -40,6 +40,10 @@ fn names_and_values_are_the_same() {
         env::TMPDIR,
         env::RUN_ID,
         env::BIN,
+        env::RAY_RUNTIME_ENV,
+        env::RAY_HOOK,
+        contract::RAY_RUNTIME_ENV_HOOK,
+        contract::RAY_RUN_ID_SUFFIX,
         contract::GUARD_MODES,
         contract::RANK_VARIABLES,
         contract::LOCAL_RANK_VARIABLES,

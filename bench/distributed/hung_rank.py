@@ -1,7 +1,8 @@
 """A data-parallel job whose failing rank does not exit: one rank meets a label past the
 last class at BAD_STEP, and a non-daemon background thread (here a heartbeat writer, as
 metric uploaders and async checkpoint writers are) keeps its process alive after the
-exception. The other ranks then wait in all_reduce until the process group times out."""
+exception. The other ranks then wait in all_reduce until the process group times out.
+KEEP_ALIVE=0 leaves the thread out: the failing rank then exits, as most do."""
 
 import datetime
 import os
@@ -16,6 +17,7 @@ NUM_CLASSES = 10
 BAD_RANK = int(os.environ.get("BAD_RANK", "1"))
 BAD_STEP = int(os.environ.get("BAD_STEP", "3"))
 TIMEOUT_S = float(os.environ.get("PG_TIMEOUT_S", "60"))
+KEEP_ALIVE = os.environ.get("KEEP_ALIVE", "1") != "0"
 
 
 def heartbeat(stop):
@@ -27,7 +29,7 @@ def main():
     dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=TIMEOUT_S))
     rank = dist.get_rank()
     stop = threading.Event()
-    if rank == BAD_RANK:
+    if rank == BAD_RANK and KEEP_ALIVE:
         # Not a daemon, and never stopped once the exception below ends the main thread.
         threading.Thread(target=heartbeat, args=(stop,), name="heartbeat").start()
     model = nn.parallel.DistributedDataParallel(nn.Linear(20, NUM_CLASSES))

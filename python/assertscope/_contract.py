@@ -12,6 +12,15 @@ TMPDIR_ENV = "ASSERTSCOPE_TMPDIR"
 RUN_ID_ENV = "ASSERTSCOPE_RUN_ID"
 # The assertscope binary itself: the guard calls its `origin` command on the error path.
 BIN_ENV = "ASSERTSCOPE_BIN"
+RAY_RUNTIME_ENV_ENV = "RAY_RUNTIME_ENV_HOOK"
+RAY_HOOK_ENV = "ASSERTSCOPE_RAY_HOOK"
+
+# Added to the run id of Ray workers' reports: Ray ends or retries a job whose worker failed,
+# so `run` reads their reports but never stops the job for them.
+RAY_RUN_ID_SUFFIX = ".ray"
+
+# The function RAY_RUNTIME_ENV_HOOK names (assertscope.ray).
+RAY_RUNTIME_ENV_HOOK = "assertscope.ray.runtime_env_hook"
 
 # The guard's modes; the first is the default.
 GUARD_MODES = ("auto", "sync", "async")

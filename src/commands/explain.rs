@@ -100,7 +100,14 @@ pub fn read_inputs(inputs: &[PathBuf]) -> anyhow::Result<Inputs> {
         match std::fs::metadata(input) {
             Err(e) => out.unreadable(&anyhow::Error::new(e).context(input.display().to_string())),
             Ok(meta) if meta.is_dir() => {
-                let found = log_files_in(input, &mut out);
+                let found = match log::ray_session::log_files(input) {
+                    Ok(Some(files)) => files,
+                    Ok(None) => log_files_in(input, &mut out),
+                    Err(e) => {
+                        out.unreadable(&anyhow::Error::new(e).context(input.display().to_string()));
+                        Vec::new()
+                    }
+                };
                 if found.is_empty() {
                     out.unreadable(&anyhow::anyhow!("{}: the directory holds no log files", input.display()));
                 }
@@ -145,6 +152,7 @@ pub fn read_inputs(inputs: &[PathBuf]) -> anyhow::Result<Inputs> {
             "no text log in the directories given: every file there was skipped"
         ));
     }
+    log::ray_session::assign_ranks(&mut out.scans);
     Ok(out)
 }
 
@@ -323,6 +331,10 @@ fn number_skeleton(path: &Path) -> (String, Vec<u64>) {
 /// The rank a per-rank log file belongs to, from its name: `rank3.log`, `rank_3.txt`,
 /// torchrun's `--log-dir` layout `…/attempt_0/3/stderr.log`, `task-3.out`, `worker3.log`.
 pub fn rank_from_path(path: &Path) -> Option<u32> {
+    // A Ray worker's file names a worker id and a pid, never a rank (see log::ray_session).
+    if log::ray_session::WorkerFile::of(path).is_some() {
+        return None;
+    }
     let stem = path.file_stem()?.to_string_lossy().to_ascii_lowercase();
     for key in ["rank", "task", "worker", "proc", "process"] {
         if let Some(i) = stem.rfind(key) {

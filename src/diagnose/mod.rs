@@ -11,6 +11,7 @@
 pub mod frames;
 mod guard;
 mod origin;
+mod placement;
 mod values;
 
 use crate::guard_report::{self, GuardReport};
@@ -94,6 +95,7 @@ pub fn diagnose_job(scans: &[LogScan], reports: &[GuardReport]) -> Report {
     let mut root = first.diagnosis.clone();
     crate::origin::trace(&mut root, first.runtime.as_ref(), &[]);
     root.rank = root.rank.or(first.rank);
+    root.evidence.extend(placement::from_report(first));
     let root_rank = root.rank;
     report.diagnoses.push(root);
     for other in rest {
@@ -671,6 +673,7 @@ fn build_diagnosis(
     };
     read_rest_of_log(scans, key, root, &mut draft);
     compiled_code(&scans[si], root, &mut draft);
+    draft.evidence.extend(placement::from_logs(scans, key.rank()));
     let mut diagnosis = write_up(kb, root, draft, location, key.rank());
     if let Some((_, tb)) = surfaced {
         origin_from_source(&mut diagnosis, tb);

@@ -9,6 +9,8 @@ pub mod line;
 pub mod mapped;
 pub mod paste;
 pub mod prefilter;
+pub mod ray;
+pub mod ray_session;
 pub mod reader;
 pub mod sniff;
 pub mod traceback;
@@ -65,6 +67,8 @@ pub const TRIGGERS: &[&str] = &[
     "ocab",
     "nan",
     "inf",
+    "world_rank",
+    "worker processes:",
 ];
 
 fn triggers() -> &'static AhoCorasick {
@@ -124,6 +128,8 @@ pub struct LogScan {
     pub errors: Vec<ErrorLine>,
     pub sizes: Vec<StatedSize>,
     pub divergence: Vec<Divergence>,
+    /// Ray Train's workers: which process and node each rank ran in.
+    pub workers: Vec<ray::Worker>,
     pub lines: u64,
     pub bytes: u64,
 }
@@ -225,6 +231,7 @@ struct ScanState {
     dsa: DsaReport,
     dsa_rank: Option<u32>,
     group_index: HashMap<GroupKey, usize>,
+    ray: ray::RayLines,
 }
 
 impl ScanState {
@@ -238,6 +245,7 @@ impl ScanState {
             dsa: DsaReport::default(),
             dsa_rank: None,
             group_index: HashMap::new(),
+            ray: ray::RayLines::default(),
         }
     }
 
@@ -252,8 +260,9 @@ impl ScanState {
         let clean = line::strip_ansi(raw);
         // A block-quoted paste quotes the launcher's prefix too.
         let unquoted = clean.strip_prefix("> ").filter(|rest| rest.starts_with('[')).unwrap_or(&clean);
-        let prefixed = line::strip_rank_prefix(unquoted);
-        let rank = prefixed.rank.or(self.default_rank);
+        let ray = self.ray.read(unquoted);
+        let prefixed = line::strip_rank_prefix(ray.text);
+        let rank = ray.rank.or(prefixed.rank).or(self.default_rank);
         let text = paste::repair(prefixed.text);
         let mut text: Cow<'_, str> = text;
         if let Some((held_rank, held, held_number)) = self.held.take() {
@@ -441,6 +450,7 @@ impl ScanState {
             self.push_traceback(rank, tb);
         }
         self.scan.tracebacks.sort_by_key(|t| t.traceback.log_line);
+        self.scan.workers = self.ray.into_workers();
         self.scan
     }
 }

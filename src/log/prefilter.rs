@@ -28,17 +28,19 @@ use std::sync::OnceLock;
 /// Literals that announce every event the parser can start from an idle state. Each
 /// covers triggers of its own (`rror` covers `Error` and `error`, `ssertion` both
 /// spellings of `Assertion`); a knowledge-base test checks that every known error holds
-/// one of them. They are few on purpose: with these and `EVERYWHERE_HINTS` (11 literals)
+/// one of them. They are few on purpose: with these and `EVERYWHERE_HINTS` (12 literals)
 /// Teddy, the SIMD search, runs as fast as on ripgrep's four; with 18 it took 60% longer.
 pub const SEEDS: &[&str] = &["rror", "xception", "ssertion", "Traceback", "what():", "Watchdog"];
 
 /// Triggers whose lines are parsed wherever they are: stated sizes and diverging
-/// metrics (see `chatter`).
-pub const EVERYWHERE: &[&str] = &["num_classes", "num_labels", "n_classes", "ocab", "nan", "inf"];
+/// metrics (see `chatter`), and Ray Train's listing of which process is which rank (see
+/// `ray`), printed once at the start.
+pub const EVERYWHERE: &[&str] =
+    &["num_classes", "num_labels", "n_classes", "ocab", "nan", "inf", "world_rank"];
 
 /// What the bulk search looks for to find the `EVERYWHERE` lines: each of those literals
 /// holds one of these (fewer literals, a faster search); a hit is confirmed on its line.
-pub const EVERYWHERE_HINTS: &[&str] = &["_classes", "_labels", "ocab", "nan", "inf"];
+pub const EVERYWHERE_HINTS: &[&str] = &["_classes", "_labels", "ocab", "nan", "inf", "world_rank"];
 
 /// How far from a seed, and how far from the end of the file, the full trigger set is
 /// searched.

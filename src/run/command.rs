@@ -81,6 +81,7 @@ pub fn build(
         if let Ok(binary) = std::env::current_exe() {
             cmd.env(contract::env::BIN, binary);
         }
+        super::ray::add_runtime_env_hook(&mut cmd);
     }
     if opts.mode != GuardMode::Off {
         cmd.env(contract::env::GUARD, "1");

@@ -8,6 +8,8 @@ mod feed;
 mod job;
 mod output;
 mod pty;
+mod ray;
+mod report_dir;
 mod signals;
 mod stdio;
 mod stop;
@@ -126,7 +128,8 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<JobEnd>
     let program_path = resolve_program(&command[0])?;
     let guarded = opts.mode != GuardMode::Off || opts.cpu;
     let mut package = Materialized::create()?;
-    let run_id = command::run_id().context("choosing an id for this run")?;
+    let run_id =
+        report_dir::run_id(command, opts.report_dir.is_some()).context("choosing an id for this run")?;
     let report_dir = match &opts.report_dir {
         Some(d) => d.clone(),
         None => {
@@ -235,7 +238,8 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<JobEnd>
             LogScan::default()
         }
     };
-    let reports = collect::read_reports(&report_dir, &run_id);
+    let mut reports = collect::read_reports(&report_dir, &run_id);
+    reports.extend(collect::read_reports(&report_dir, &ray::workers_run_id(&run_id)));
     if let Some(tail) = tail {
         let kept = tail.lock().map(|t| t.contents()).unwrap_or_default();
         if let Err(e) = collect::write_output_tail(&report_dir, &kept) {
