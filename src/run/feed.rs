@@ -12,7 +12,7 @@
 use super::output::EndSignal;
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::{Arc, Mutex};
 
 /// The size asked for each pipe to the scanner (the unprivileged maximum by default).
@@ -81,7 +81,8 @@ pub fn feed() -> io::Result<(FeedWriter, FeedReader)> {
 
 impl FeedWriter {
     /// The pipe's write end, for `tee(2)`.
-    pub fn fd(&self) -> BorrowedFd<'_> {
+    #[cfg(target_os = "linux")]
+    pub fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
         self.write.as_fd()
     }
 

@@ -12,6 +12,7 @@ mod npy;
 mod npz;
 mod parquet;
 mod png;
+mod positional;
 mod safetensors;
 
 pub use self::array::{DType, DTypeKind};
