@@ -80,6 +80,7 @@ impl<'a> SourceFile<'a> {
             source_line,
             source_line_start,
             related: Vec::new(),
+            fix: None,
         }
     }
 

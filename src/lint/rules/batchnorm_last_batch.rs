@@ -1,7 +1,7 @@
 //! AS107: a training DataLoader that can end in a one-sample batch, feeding BatchNorm.
 
 use crate::lint::semantic::{argument, ClassId};
-use crate::lint::{Checker, RuleDoc, Severity};
+use crate::lint::{Autofix, Checker, RuleDoc, Severity};
 use ruff_python_ast::Expr;
 use ruff_text_size::Ranged;
 
@@ -22,6 +22,7 @@ work of that epoch.",
 and need no change).",
     cause: "batchnorm-single-sample",
     severity: Severity::Error,
+    autofix: Autofix::None,
 };
 
 pub fn check(checker: &Checker) {

@@ -3,7 +3,7 @@
 use super::{loss_inputs, snippet};
 use crate::lint::flow::Facts;
 use crate::lint::losses::LossKind;
-use crate::lint::{Checker, RuleDoc, Severity};
+use crate::lint::{Autofix, Checker, RuleDoc, Severity};
 use ruff_text_size::Ranged;
 
 pub const DOC: RuleDoc = RuleDoc {
@@ -22,6 +22,7 @@ lost; on the CPU it raises \"all elements of input should be between 0 and 1\"."
 also numerically stabler than sigmoid followed by BCELoss.",
     cause: "bce-input-range",
     severity: Severity::Error,
+    autofix: Autofix::None,
 };
 
 pub fn check(checker: &Checker) {

@@ -4,7 +4,7 @@ use super::is_tokenizer;
 use super::module_int_constants;
 use super::tokens_added_without_resize::token_additions;
 use crate::lint::semantic::argument;
-use crate::lint::{Checker, Evidence, Place, RuleDoc, Severity};
+use crate::lint::{Autofix, Checker, Evidence, Place, RuleDoc, Severity};
 use ruff_python_ast::Expr;
 use ruff_text_size::Ranged;
 
@@ -24,6 +24,7 @@ range in self\". Sequences at the maximum length are rare, so the crash can come
 same constant that bounds the sequence length.",
     cause: "embedding-index-out-of-range",
     severity: Severity::Error,
+    autofix: Autofix::None,
 };
 
 fn is_sequence_length_name(name: &str) -> bool {

@@ -1,7 +1,7 @@
 //! AS109: hard-coded CUDA in a module that chooses its device at run time.
 
 use crate::lint::semantic::{Bound, ClassId, ScopeId, Semantic};
-use crate::lint::{Checker, Evidence, Place, RuleDoc, Severity};
+use crate::lint::{Autofix, Checker, Evidence, Place, RuleDoc, Severity};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::{Ranged, TextRange};
@@ -22,6 +22,7 @@ without a GPU.",
     fix: "Use the variable everywhere: `.to(device)` and `device=device`.",
     cause: "device-mismatch",
     severity: Severity::Error,
+    autofix: Autofix::None,
 };
 
 pub fn check(checker: &Checker) {

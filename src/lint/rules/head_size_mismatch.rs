@@ -3,7 +3,7 @@
 use super::module_int_constants;
 use crate::lint::flow::Instance;
 use crate::lint::semantic::{argument, int_literal, start};
-use crate::lint::{Checker, RuleDoc, Severity};
+use crate::lint::{Autofix, Checker, RuleDoc, Severity};
 use ruff_python_ast::Expr;
 use ruff_text_size::{Ranged, TextSize};
 use std::collections::HashSet;
@@ -24,6 +24,7 @@ classes) are the usual source.",
     fix: "Build the head from the constant: `nn.Linear(512, NUM_CLASSES)`.",
     cause: "target-out-of-range",
     severity: Severity::Error,
+    autofix: Autofix::None,
 };
 
 fn is_class_count_name(name: &str) -> bool {

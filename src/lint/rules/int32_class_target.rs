@@ -2,7 +2,7 @@
 
 use super::{class_targets, snippet};
 use crate::lint::flow::Facts;
-use crate::lint::{Checker, RuleDoc, Severity};
+use crate::lint::{Autofix, Checker, RuleDoc, Severity};
 use ruff_text_size::Ranged;
 
 pub const DOC: RuleDoc = RuleDoc {
@@ -21,6 +21,7 @@ Int\"). numpy arrays built from pandas or image masks are often int32, and `torc
     fix: "Convert once where the labels are made: `.long()`, `dtype=torch.long`, or `astype(np.int64)`.",
     cause: "target-dtype",
     severity: Severity::Error,
+    autofix: Autofix::None,
 };
 
 pub fn check(checker: &Checker) {

@@ -3,7 +3,7 @@
 use super::{class_targets, snippet};
 use crate::lint::flow::Facts;
 use crate::lint::losses::LossKind;
-use crate::lint::{Checker, RuleDoc, Severity};
+use crate::lint::{Autofix, Checker, RuleDoc, Severity};
 use ruff_text_size::Ranged;
 
 pub const DOC: RuleDoc = RuleDoc {
@@ -22,6 +22,7 @@ from Keras' `categorical_crossentropy` hits this first.",
 is at hand). For soft labels with cross_entropy, convert the target to float probabilities.",
     cause: "target-shape",
     severity: Severity::Error,
+    autofix: Autofix::None,
 };
 
 pub fn check(checker: &Checker) {

@@ -3,7 +3,7 @@
 use super::{loss_inputs, snippet};
 use crate::lint::flow::Facts;
 use crate::lint::losses::LossKind;
-use crate::lint::{Checker, RuleDoc, Severity};
+use crate::lint::{Autofix, Checker, RuleDoc, Severity};
 use ruff_text_size::Ranged;
 
 pub const DOC: RuleDoc = RuleDoc {
@@ -22,6 +22,7 @@ easy to miss; it is a warning.",
 NLLLoss.",
     cause: "none",
     severity: Severity::Warning,
+    autofix: Autofix::None,
 };
 
 pub fn check(checker: &Checker) {

@@ -2,7 +2,7 @@
 
 use super::{class_targets, snippet};
 use crate::lint::flow::Facts;
-use crate::lint::{Checker, RuleDoc, Severity};
+use crate::lint::{Autofix, Checker, RuleDoc, Severity};
 use ruff_text_size::Ranged;
 
 pub const DOC: RuleDoc = RuleDoc {
@@ -21,6 +21,7 @@ BCELoss, where a column is right.",
 Dataset return `torch.tensor(label)` rather than `torch.tensor([label])`.",
     cause: "target-shape",
     severity: Severity::Error,
+    autofix: Autofix::None,
 };
 
 pub fn check(checker: &Checker) {
