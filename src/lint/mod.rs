@@ -320,6 +320,32 @@ pub fn render_rule_doc(rule: &RuleDoc, p: &crate::render::style::Palette) -> Str
     )
 }
 
+/// docs/rules.md: every rule's page, the target of SARIF's `helpUri` (tests/lint_rules.rs
+/// checks the file is this text; `ASSERTSCOPE_BLESS=1` rewrites it).
+pub fn rules_markdown() -> String {
+    let mut out = String::from(
+        "# assertscope lint rules\n\nGenerated from the rules' own documentation (`assertscope rules CODE` \
+         prints the same); do not edit by hand.\n",
+    );
+    for rule in rules::ALL.iter().map(|r| &r.doc) {
+        out.push_str(&format!(
+            "\n## {}\n\n**{}** ({}): {}\n\n**What it does.** {}\n\n**Why it matters.** {}\n\n\
+             ```python\n{}\n```\n\n**Fix.** {}\n\n**Autofix.** {}\n\n**Prevents:** {}\n",
+            rule.code,
+            rule.name,
+            rule.severity.as_str(),
+            rule.summary,
+            rule.what_it_does,
+            rule.why_it_matters,
+            rule.example,
+            rule.fix,
+            rule.autofix.describe(),
+            prevents(rule),
+        ));
+    }
+    out
+}
+
 /// The cause a rule prevents, or for a warning with no cause what it is about.
 fn prevents(rule: &RuleDoc) -> String {
     match (rule.cause, rule.severity) {

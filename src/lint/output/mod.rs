@@ -10,5 +10,5 @@ mod text;
 pub use diff::write_diff;
 pub use github::write_github;
 pub use json::write_json;
-pub use sarif::write_sarif;
+pub use sarif::{help_uri, write_sarif};
 pub use text::write_text;
