@@ -4,7 +4,6 @@
 //! (streaming log parsing into events), [`diagnose`] (events to a [`report::Report`]),
 //! [`render`] (human and JSON output) and [`commands`] (one module per subcommand).
 
-
 pub mod check;
 pub mod cli;
 pub mod commands;

@@ -82,7 +82,10 @@ fn sarif_output_is_sarif_2_1_0() {
     for rule in rules.iter().filter(|r| r["id"].as_str().unwrap().starts_with("AS")) {
         let id = rule["id"].as_str().unwrap();
         let help = rule["helpUri"].as_str().unwrap();
-        assert!(help.starts_with("https://") && help.ends_with(&format!("/docs/rules.md#{}", id.to_lowercase())), "{help}");
+        assert!(
+            help.starts_with("https://") && help.ends_with(&format!("/docs/rules.md#{}", id.to_lowercase())),
+            "{help}"
+        );
     }
     assert_eq!(results.len(), 8);
     for result in results {

@@ -2,8 +2,8 @@
 //! (as ripgrep does), honouring `.gitignore`, `.ignore` and hidden files; each file is linted
 //! on the thread that found it.
 
-use super::imports::{FileImports, ImportCache};
 use super::config::Configs;
+use super::imports::{FileImports, ImportCache};
 use super::{lint_source_with, Selection, Violation};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -93,12 +93,17 @@ pub fn lint_paths(paths: &[PathBuf], options: &WalkOptions) -> anyhow::Result<Li
                             ignore::Error::WithPath { path, .. } => display(path),
                             _ => String::new(),
                         };
-                        outcome.lock().unwrap().unreadable.push(Unreadable { path, message: err.to_string() });
+                        outcome
+                            .lock()
+                            .unwrap()
+                            .unreadable
+                            .push(Unreadable { path, message: err.to_string() });
                         return ignore::WalkState::Continue;
                     }
                 };
                 let named = entry.depth() == 0;
-                let absolute = std::path::absolute(entry.path()).unwrap_or_else(|_| entry.path().to_path_buf());
+                let absolute =
+                    std::path::absolute(entry.path()).unwrap_or_else(|_| entry.path().to_path_buf());
                 let settings = match options.configs.for_path(&absolute) {
                     Ok(settings) => settings,
                     Err(err) => {
@@ -160,7 +165,12 @@ pub struct Linted {
 
 /// Lints one file, applying its fixes as `fix` asks: its findings (those left after the
 /// fixes) and line count, or why it could not be read or written.
-pub fn lint_file(path: &Path, selection: &Selection, cache: &ImportCache, fix: FixMode) -> Result<Linted, Unreadable> {
+pub fn lint_file(
+    path: &Path,
+    selection: &Selection,
+    cache: &ImportCache,
+    fix: FixMode,
+) -> Result<Linted, Unreadable> {
     let text = read_source(path)?;
     let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
     let imports = FileImports { file: path, cache };
@@ -177,8 +187,10 @@ pub fn lint_file(path: &Path, selection: &Selection, cache: &ImportCache, fix: F
         converged: fixed.converged,
     });
     if let (FixMode::Apply { .. }, Some(changed)) = (fix, &changed) {
-        std::fs::write(path, &changed.after)
-            .map_err(|err| Unreadable { path: name.clone(), message: format!("cannot write the fixes: {}", describe_io(&err)) })?;
+        std::fs::write(path, &changed.after).map_err(|err| Unreadable {
+            path: name.clone(),
+            message: format!("cannot write the fixes: {}", describe_io(&err)),
+        })?;
     }
     Ok(Linted { findings: fixed.findings, lines, fixed: fixed.applied, changed })
 }

@@ -16,9 +16,31 @@ use std::sync::{Arc, Mutex};
 
 /// Directories and files no walk enters unless `exclude` replaces this list: ruff's defaults.
 pub const DEFAULT_EXCLUDE: &[&str] = &[
-    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints", ".mypy_cache",
-    ".nox", ".pants.d", ".pyenv", ".pytest_cache", ".pytype", ".ruff_cache", ".svn", ".tox", ".venv",
-    ".vscode", "__pypackages__", "_build", "buck-out", "dist", "node_modules", "site-packages", "venv",
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".git-rewrite",
+    ".hg",
+    ".ipynb_checkpoints",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".pyenv",
+    ".pytest_cache",
+    ".pytype",
+    ".ruff_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    ".vscode",
+    "__pypackages__",
+    "_build",
+    "buck-out",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
 ];
 
 /// What applies to the files under one configuration.
@@ -36,7 +58,12 @@ pub struct Settings {
 impl Settings {
     /// The settings of `options` read from `file`, its globs relative to `root`, with the
     /// command line's selection layered over them.
-    fn new(options: &LintOptions, file: Option<PathBuf>, root: &Path, command_line: &Selection) -> anyhow::Result<Settings> {
+    fn new(
+        options: &LintOptions,
+        file: Option<PathBuf>,
+        root: &Path,
+        command_line: &Selection,
+    ) -> anyhow::Result<Settings> {
         let name = |key: &str| match &file {
             Some(file) => format!("{}: `tool.assertscope.lint.{key}`", file.display()),
             None => key.to_string(),
@@ -47,7 +74,8 @@ impl Settings {
             None => DEFAULT_EXCLUDE.iter().map(|s| s.to_string()).collect(),
         };
         exclude.extend(options.extend_exclude.iter().cloned());
-        let exclude = Patterns::new(&exclude, root).map_err(|e| anyhow::anyhow!("{}: {e}", name("exclude")))?;
+        let exclude =
+            Patterns::new(&exclude, root).map_err(|e| anyhow::anyhow!("{}: {e}", name("exclude")))?;
         let per_file_ignores = options
             .per_file_ignores
             .iter()
@@ -76,7 +104,9 @@ impl Settings {
     /// a directory above it, up to the configuration's directory, is excluded (as ruff
     /// checks a file that pre-commit names).
     pub fn excludes_named(&self, path: &Path) -> bool {
-        path.ancestors().take_while(|p| p.starts_with(&self.root) && *p != self.root).any(|p| self.excludes(p))
+        path.ancestors()
+            .take_while(|p| p.starts_with(&self.root) && *p != self.root)
+            .any(|p| self.excludes(p))
     }
 
     /// The rules for the file at `path` (absolute), less its `per-file-ignores`.
@@ -108,7 +138,8 @@ impl Patterns {
         let mut names = GlobSetBuilder::new();
         let mut paths = GlobSetBuilder::new();
         for glob in globs {
-            let compile = |text: &str| Glob::new(text).map_err(|e| format!("`{glob}` is not a glob: {}", e.kind()));
+            let compile =
+                |text: &str| Glob::new(text).map_err(|e| format!("`{glob}` is not a glob: {}", e.kind()));
             names.add(compile(glob)?);
             let anchored = root.join(glob.trim_start_matches("./"));
             paths.add(compile(&anchored.to_string_lossy())?);
@@ -143,7 +174,10 @@ impl Configs {
         }
         if let Some(file) = config {
             let options = options::read(file)?.ok_or_else(|| {
-                anyhow::anyhow!("{}: --config names a file without a [tool.assertscope.lint] table", file.display())
+                anyhow::anyhow!(
+                    "{}: --config names a file without a [tool.assertscope.lint] table",
+                    file.display()
+                )
             })?;
             let fallback = Arc::new(Settings::new(&options, Some(file.to_path_buf()), &cwd, &command_line)?);
             return Ok(Configs { command_line, fallback, nearest: None });
@@ -181,7 +215,12 @@ impl Configs {
             let candidate = ancestor.join("pyproject.toml");
             if candidate.is_file() {
                 if let Some(options) = options::read(&candidate)? {
-                    found = Some(Arc::new(Settings::new(&options, Some(candidate), ancestor, &self.command_line)?));
+                    found = Some(Arc::new(Settings::new(
+                        &options,
+                        Some(candidate),
+                        ancestor,
+                        &self.command_line,
+                    )?));
                     break;
                 }
             }
@@ -223,6 +262,8 @@ mod tests {
         assert!(s.selection_for(Path::new("/project/src/a.py")).selects("AS101"));
         assert!(!s.selection_for(Path::new("/project/src/conftest.py")).selects("AS111"));
         let replaced = settings("[tool.assertscope.lint]\nexclude = [\"old\"]\n", root);
-        assert!(!replaced.excludes(Path::new("/project/.venv")) && replaced.excludes(Path::new("/project/old")));
+        assert!(
+            !replaced.excludes(Path::new("/project/.venv")) && replaced.excludes(Path::new("/project/old"))
+        );
     }
 }

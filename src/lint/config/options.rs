@@ -37,7 +37,9 @@ pub fn parse(path: &Path, text: &str) -> anyhow::Result<Option<LintOptions>> {
     let ours = ours.as_table().ok_or_else(|| fail("`tool.assertscope` must be a table".into()))?;
     for key in ours.keys() {
         if key != "lint" {
-            return Err(fail(format!("unknown key `tool.assertscope.{key}` (assertscope reads `tool.assertscope.lint`)")));
+            return Err(fail(format!(
+                "unknown key `tool.assertscope.{key}` (assertscope reads `tool.assertscope.lint`)"
+            )));
         }
     }
     let Some(lint) = ours.get("lint") else { return Ok(Some(LintOptions::default())) };
@@ -45,12 +47,23 @@ pub fn parse(path: &Path, text: &str) -> anyhow::Result<Option<LintOptions>> {
     let mut options = LintOptions::default();
     for (key, value) in lint {
         let name = format!("tool.assertscope.lint.{key}");
-        let list_of = |value: &toml::Value| strings(value).ok_or_else(|| fail(format!("`{name}` must be a list of strings")));
+        let list_of = |value: &toml::Value| {
+            strings(value).ok_or_else(|| fail(format!("`{name}` must be a list of strings")))
+        };
         match key.as_str() {
-            "select" => options.select = Some(codes(&list_of(value)?).map_err(|e| fail(format!("`{name}`: {e}")))?),
-            "ignore" => options.ignore = codes(&list_of(value)?).map_err(|e| fail(format!("`{name}`: {e}")))?,
-            "exclude" => options.exclude = Some(globs(&list_of(value)?).map_err(|e| fail(format!("`{name}`: {e}")))?),
-            "extend-exclude" => options.extend_exclude = globs(&list_of(value)?).map_err(|e| fail(format!("`{name}`: {e}")))?,
+            "select" => {
+                options.select = Some(codes(&list_of(value)?).map_err(|e| fail(format!("`{name}`: {e}")))?)
+            }
+            "ignore" => {
+                options.ignore = codes(&list_of(value)?).map_err(|e| fail(format!("`{name}`: {e}")))?
+            }
+            "exclude" => {
+                options.exclude = Some(globs(&list_of(value)?).map_err(|e| fail(format!("`{name}`: {e}")))?)
+            }
+            "extend-exclude" => {
+                options.extend_exclude =
+                    globs(&list_of(value)?).map_err(|e| fail(format!("`{name}`: {e}")))?
+            }
             "per-file-ignores" => {
                 let table = value.as_table().ok_or_else(|| {
                     fail(format!("`{name}` must be a table of glob = [codes] (\"tests/*\" = [\"AS101\"])"))
@@ -58,7 +71,8 @@ pub fn parse(path: &Path, text: &str) -> anyhow::Result<Option<LintOptions>> {
                 for (glob, codes_value) in table {
                     let entry = format!("{name}.\"{glob}\"");
                     globs(std::slice::from_ref(glob)).map_err(|e| fail(format!("`{entry}`: {e}")))?;
-                    let list = strings(codes_value).ok_or_else(|| fail(format!("`{entry}` must be a list of rule codes")))?;
+                    let list = strings(codes_value)
+                        .ok_or_else(|| fail(format!("`{entry}` must be a list of rule codes")))?;
                     let list = codes(&list).map_err(|e| fail(format!("`{entry}`: {e}")))?;
                     options.per_file_ignores.push((glob.clone(), list));
                 }
@@ -133,7 +147,10 @@ mod tests {
         let e = error("[tool.assertscope.lint]\nselct = [\"AS101\"]\n");
         assert!(e.starts_with("pyproject.toml: unknown key `tool.assertscope.lint.selct`"), "{e}");
         let e = error("[tool.assertscope.lint]\nignore = [\"E501\"]\n");
-        assert!(e.starts_with("pyproject.toml: `tool.assertscope.lint.ignore`: `E501` names no lint rule"), "{e}");
+        assert!(
+            e.starts_with("pyproject.toml: `tool.assertscope.lint.ignore`: `E501` names no lint rule"),
+            "{e}"
+        );
         let e = error("[tool.assertscope.lint.per-file-ignores]\n\"tests/*\" = [\"AS999\"]\n");
         assert!(e.contains("`tool.assertscope.lint.per-file-ignores.\"tests/*\"`: `AS999`"), "{e}");
         let e = error("[tool.assertscope.lint]\nselect = \"AS101\"\n");

@@ -2,14 +2,19 @@
 //! span underlined, then the fix; drawn by the shared renderer.
 
 use crate::diagnostic::{Diagnostic, Severity, Span};
-use crate::lint::walk::LintRun;
 use crate::lint::fix::Applicability;
+use crate::lint::walk::LintRun;
 use crate::lint::Violation;
 use crate::render::style::Palette;
 use crate::render::text;
 use std::io::{self, Write};
 
-pub fn write_text(out: &mut dyn Write, outcome: &LintRun, palette: &Palette, unsafe_fixes: bool) -> io::Result<()> {
+pub fn write_text(
+    out: &mut dyn Write,
+    outcome: &LintRun,
+    palette: &Palette,
+    unsafe_fixes: bool,
+) -> io::Result<()> {
     for finding in &outcome.findings {
         write_finding(out, finding, palette)?;
     }
@@ -52,7 +57,11 @@ pub fn write_text(out: &mut dyn Write, outcome: &LintRun, palette: &Palette, uns
 /// How many of the findings `--fix` would fix, as ruff says it.
 fn write_fixable(out: &mut dyn Write, outcome: &LintRun, unsafe_fixes: bool) -> io::Result<()> {
     let count = |applicability: Applicability| {
-        outcome.findings.iter().filter(|f| f.fix.as_ref().is_some_and(|x| x.applicability == applicability)).count()
+        outcome
+            .findings
+            .iter()
+            .filter(|f| f.fix.as_ref().is_some_and(|x| x.applicability == applicability))
+            .count()
     };
     let (safe, unsafe_) = (count(Applicability::Safe), count(Applicability::Unsafe));
     let (with_fix, hidden) = if unsafe_fixes { (safe + unsafe_, 0) } else { (safe, unsafe_) };

@@ -1,5 +1,6 @@
 //! AS109: hard-coded CUDA in a module that chooses its device at run time.
 
+use crate::lint::fix::{Applicability, Edit, Fix};
 use crate::lint::semantic::{Bound, ClassId, ScopeId, Semantic};
 use crate::lint::{Autofix, Checker, Evidence, Place, RuleDoc, Severity};
 use ruff_python_ast::visitor::{self, Visitor};
@@ -22,7 +23,10 @@ without a GPU.",
     fix: "Use the variable everywhere: `.to(device)` and `device=device`.",
     cause: "device-mismatch",
     severity: Severity::Error,
-    autofix: Autofix::None,
+    autofix: Autofix::Sometimes(
+        Applicability::Unsafe,
+        "writes the device variable in place of the hard-coded CUDA device (`.cuda()` becomes `.to(device)`; unsafe: the code then runs where the variable says, which is the point)",
+    ),
 };
 
 pub fn check(checker: &Checker) {
@@ -44,14 +48,25 @@ pub fn check(checker: &Checker) {
         let device = choice.name.as_str();
         let definition = choice.definition;
         let call = site.call;
-        let mut hits: Vec<(TextRange, String)> = Vec::new();
+        // What was hit, and the edit that puts the device variable there.
+        let mut hits: Vec<(TextRange, String, Option<Edit>)> = Vec::new();
         if let Expr::Attribute(attr) = &*call.func {
             let on_value = sem.api(&attr.value).is_none();
             match attr.attr.as_str() {
-                "cuda" if on_value => hits.push((attr.attr.range, "`.cuda()`".to_string())),
+                "cuda" if on_value => {
+                    // `.cuda(0)` keeps its argument: nothing is rewritten that could lose meaning.
+                    let whole = TextRange::new(attr.attr.range.start(), call.range().end());
+                    let edit =
+                        call.arguments.is_empty().then(|| Edit::replace(whole, format!("to({device})")));
+                    hits.push((attr.attr.range, "`.cuda()`".to_string(), edit));
+                }
                 "to" if on_value => {
                     if let Some(arg) = call.arguments.args.first().filter(|a| is_cuda_literal(a)) {
-                        hits.push((arg.range(), format!("`.to({})`", checker.text(arg.range()))));
+                        hits.push((
+                            arg.range(),
+                            format!("`.to({})`", checker.text(arg.range())),
+                            Some(Edit::of(arg, device)),
+                        ));
                     }
                 }
                 _ => {}
@@ -60,16 +75,28 @@ pub fn check(checker: &Checker) {
         if sem.api_in(&call.func, "torch") == Some("device")
             && call.arguments.args.first().is_some_and(is_cuda_literal)
         {
-            hits.push((call.range(), format!("`{}`", checker.text(call.range()))));
+            hits.push((
+                call.range(),
+                format!("`{}`", checker.text(call.range())),
+                Some(Edit::of(call, device)),
+            ));
         }
         for keyword in &call.arguments.keywords {
             if keyword.arg.as_ref().is_some_and(|a| a.as_str() == "device") && is_cuda_literal(&keyword.value)
             {
-                hits.push((keyword.range, format!("`{}`", checker.text(keyword.range))));
+                hits.push((
+                    keyword.range,
+                    format!("`{}`", checker.text(keyword.range)),
+                    Some(Edit::of(&keyword.value, device)),
+                ));
             }
         }
-        for (range, what) in hits {
-            checker.report_with(
+        for (range, what, edit) in hits {
+            // Only after the variable is bound: a use above its definition would not run.
+            let fix = edit
+                .filter(|_| definition.end() <= range.start())
+                .map(|edit| Fix::new(Applicability::Unsafe, format!("use `{device}`"), vec![edit]));
+            checker.report_fixable(
                 DOC.code,
                 range,
                 format!("hard-coded {what}, but this code chooses its device at run time in `{device}`"),
@@ -78,6 +105,7 @@ pub fn check(checker: &Checker) {
                     place: Place::Here(definition),
                     label: format!("`{device}` is chosen here"),
                 }],
+                fix,
             );
         }
     }

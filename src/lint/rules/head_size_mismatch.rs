@@ -1,6 +1,7 @@
 //! AS104: a classification head whose size disagrees with the number of classes.
 
 use super::module_int_constants;
+use crate::lint::fix::{Applicability, Edit, Fix};
 use crate::lint::flow::Instance;
 use crate::lint::semantic::{argument, int_literal, start};
 use crate::lint::{Autofix, Checker, RuleDoc, Severity};
@@ -24,7 +25,10 @@ classes) are the usual source.",
     fix: "Build the head from the constant: `nn.Linear(512, NUM_CLASSES)`.",
     cause: "target-out-of-range",
     severity: Severity::Error,
-    autofix: Autofix::None,
+    autofix: Autofix::Always(
+        Applicability::Unsafe,
+        "writes the class-count constant in place of the head's literal size (unsafe: a checkpoint saved with the old size no longer loads)",
+    ),
 };
 
 fn is_class_count_name(name: &str) -> bool {
@@ -70,7 +74,19 @@ pub fn check(checker: &Checker) {
             Some(at) => format!("{}{name}{}", &call_text[..at], &call_text[at + out_text.len()..]),
             None => format!("nn.Linear(..., {name})"),
         };
-        checker.report(DOC.code, out.range(), message, format!("size the head from the constant: `{fixed}`"));
+        let fix = Fix::new(
+            Applicability::Unsafe,
+            format!("size the head with `{name}`"),
+            vec![Edit::of(out, name)],
+        );
+        checker.report_fixable(
+            DOC.code,
+            out.range(),
+            message,
+            format!("size the head from the constant: `{fixed}`"),
+            Vec::new(),
+            Some(fix),
+        );
     }
 }
 

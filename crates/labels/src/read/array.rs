@@ -2,10 +2,10 @@
 //! members stored without compression, safetensors), read in row ranges by several
 //! threads through bounded buffers, or streamed from a decompressor.
 
+use super::positional;
 use super::{ColumnInfo, Layout, ReadCtx, Unit, UnitEnd};
 use crate::stats::{AsF64, Bounds, IntValue, Pos, Stats};
 use std::io::Read;
-use super::positional;
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -4,8 +4,8 @@
 //! A range owns the lines that *start* inside it: it skips the partial line at its start
 //! (the previous range finishes it) and reads past its end to finish its last line.
 
-use std::fs::File;
 use super::positional;
+use std::fs::File;
 
 /// Bytes read per call; a line longer than this grows the buffer.
 const BLOCK: usize = 4 << 20;
