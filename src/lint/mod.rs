@@ -8,6 +8,7 @@
 //! finds the files in parallel, honouring `.gitignore`; [`output`] renders text, JSON or
 //! SARIF.
 
+pub mod callsites;
 pub mod config;
 pub mod fix;
 pub mod flow;
@@ -69,8 +70,8 @@ impl Autofix {
         };
         match self {
             Autofix::None => "none: the change depends on what the code means".to_string(),
-            Autofix::Always(a, how) => format!("{how} ({})", flag(a)),
-            Autofix::Sometimes(a, how) => format!("sometimes: {how} ({})", flag(a)),
+            Autofix::Always(a, how) => format!("{}: {how}", flag(a)),
+            Autofix::Sometimes(a, how) => format!("{}, on some findings: {how}", flag(a)),
         }
     }
 }

@@ -25,7 +25,7 @@ and need no change).",
     severity: Severity::Error,
     autofix: Autofix::Always(
         Applicability::Unsafe,
-        "adds `drop_last=True` to the DataLoader (unsafe: the last partial batch of each epoch is no longer trained on)",
+        "adds `drop_last=True` to the DataLoader (the last partial batch of each epoch is no longer trained on)",
     ),
 };
 

@@ -27,7 +27,7 @@ also numerically stabler than sigmoid followed by BCELoss.",
     severity: Severity::Error,
     autofix: Autofix::Sometimes(
         Applicability::Unsafe,
-        "renames `nn.BCELoss` to `nn.BCEWithLogitsLoss` where the loss is built, or `F.binary_cross_entropy` to `F.binary_cross_entropy_with_logits` (unsafe: another call of the same loss object may pass probabilities)",
+        "renames `nn.BCELoss` to `nn.BCEWithLogitsLoss` where the loss is built, or `F.binary_cross_entropy` to `F.binary_cross_entropy_with_logits` (another call of the same loss object may pass probabilities)",
     ),
 };
 

@@ -14,7 +14,7 @@ pub const DOC: RuleDoc = RuleDoc {
     what_it_does: "In a module that picks its device at run time (a variable set from \
 `torch.cuda.is_available()`, or to a device that can be `\"cpu\"`), finds hard-coded CUDA placements: \
 `.cuda()`, `.to(\"cuda\")`, `device=\"cuda\"` and `torch.device(\"cuda\")`, outside `if` blocks that test \
-for CUDA.",
+for CUDA. A device taken from a command-line option (`torch.device(args.device)`) is chosen at run time too.",
     why_it_matters: "Part of the work then follows `device` and part is pinned to the GPU. When `device` is \
 the CPU (no GPU, `CUDA_VISIBLE_DEVICES=`, a CPU debug run — the first step when chasing a device-side \
 assert) the script fails with \"Expected all tensors to be on the same device\", or crashes outright \
@@ -151,7 +151,7 @@ fn device_variables(checker: &Checker) -> Vec<DeviceChoice> {
             }
             for binding in bindings {
                 let Bound::Value(value) = binding.value else { continue };
-                if chooses_device(value) {
+                if chooses_device(value) || from_command_line(sem, value) {
                     found.push(DeviceChoice {
                         name: name.to_string(),
                         definition: value.range(),
@@ -179,6 +179,18 @@ fn device_variables(checker: &Checker) -> Vec<DeviceChoice> {
     }
     found.sort_by_key(|d| d.definition.start());
     found
+}
+
+/// A device named on the command line: `args.device` or `torch.device(args.device)`, where
+/// `args` holds an argparse option of that name. Whatever its default, the person running
+/// the script chooses it.
+fn from_command_line(sem: &Semantic, value: &Expr) -> bool {
+    let option = match value {
+        Expr::Call(call) if sem.api_in(&call.func, "torch") == Some("device") => call.arguments.args.first(),
+        other => Some(other),
+    };
+    let Some(Expr::Attribute(attr)) = option else { return false };
+    matches!(&*attr.value, Expr::Name(_)) && sem.cli_defaults.contains_key(attr.attr.as_str())
 }
 
 /// `"cuda" if torch.cuda.is_available() else "cpu"`, `torch.device("cpu")`, and the like.

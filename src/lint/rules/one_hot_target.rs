@@ -25,7 +25,7 @@ is at hand). For soft labels with cross_entropy, convert the target to float pro
     severity: Severity::Error,
     autofix: Autofix::Always(
         Applicability::Unsafe,
-        "appends `.argmax(dim=1)` to the target (unsafe: soft labels would lose their weights)",
+        "appends `.argmax(dim=1)` to the target (soft labels would lose their weights)",
     ),
 };
 
