@@ -43,12 +43,21 @@ impl Command {
     pub fn execute(self) -> anyhow::Result<u8> {
         match self {
             Command::Explain(args) => commands::explain::execute(args),
+            #[cfg(unix)]
             Command::Run(args) => commands::run::execute(args),
-            Command::Check(args) => commands::check::execute(args),
+            #[cfg(unix)]
             Command::Scan(args) => commands::scan::execute(args),
-            Command::Lint(args) => commands::lint::execute(args),
             Command::Origin(args) => commands::origin::execute(args),
+            #[cfg(unix)]
             Command::Doctor(args) => commands::doctor::execute(args),
+            #[cfg(not(unix))]
+            Command::Run(_) => commands::unix_only::refuse("run"),
+            #[cfg(not(unix))]
+            Command::Scan(_) => commands::unix_only::refuse("scan"),
+            #[cfg(not(unix))]
+            Command::Doctor(_) => commands::unix_only::refuse("doctor"),
+            Command::Check(args) => commands::check::execute(args),
+            Command::Lint(args) => commands::lint::execute(args),
             Command::Rules(args) => commands::rules::execute(args),
         }
     }

@@ -72,6 +72,7 @@ fn a_line_too_long_for_a_label_file_is_refused_with_its_place() {
 }
 
 #[test]
+#[cfg(unix)] // /dev/zero and mkfifo
 fn devices_and_fifos_are_refused_not_read_forever() {
     let dir = tempdir();
     check_fails(

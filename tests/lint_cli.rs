@@ -77,6 +77,16 @@ fn sarif_output_is_sarif_2_1_0() {
     let run = &log["runs"][0];
     let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
     let results = run["results"].as_array().unwrap();
+    let homepage = run["tool"]["driver"]["informationUri"].as_str().unwrap();
+    assert!(homepage.starts_with("https://"), "{homepage}");
+    for rule in rules.iter().filter(|r| r["id"].as_str().unwrap().starts_with("AS")) {
+        let id = rule["id"].as_str().unwrap();
+        let help = rule["helpUri"].as_str().unwrap();
+        assert!(
+            help.starts_with("https://") && help.ends_with(&format!("/docs/rules.md#{}", id.to_lowercase())),
+            "{help}"
+        );
+    }
     assert_eq!(results.len(), 8);
     for result in results {
         let index = result["ruleIndex"].as_u64().unwrap() as usize;

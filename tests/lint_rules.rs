@@ -109,3 +109,18 @@ fn rule_docs_are_complete_and_name_known_causes() {
         assert!(kb.cause(doc.cause).is_some(), "{} names unknown cause {}", doc.code, doc.cause);
     }
 }
+
+/// docs/rules.md, where SARIF's helpUri points, is the rules' own documentation.
+#[test]
+fn docs_rules_md_is_generated_from_the_rule_docs() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md");
+    let expected = assertscope::lint::rules_markdown();
+    if std::env::var_os("ASSERTSCOPE_BLESS").is_some() {
+        std::fs::write(&path, &expected).unwrap();
+    }
+    let actual = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(actual == expected, "docs/rules.md is stale: ASSERTSCOPE_BLESS=1 cargo test --test lint_rules");
+    for rule in assertscope::lint::rule_docs() {
+        assert!(actual.contains(&format!("\n## {}\n", rule.code)), "{} has no section", rule.code);
+    }
+}

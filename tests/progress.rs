@@ -1,5 +1,6 @@
 //! The progress line of `check`: drawn on stderr under a real pseudo-terminal, absent when
 //! stderr is a pipe, and never a change to the report on stdout.
+#![cfg(unix)] // drawn under a pseudo-terminal
 
 use nix::pty::{openpty, OpenptyResult};
 use std::fs::File;

@@ -4,6 +4,8 @@
 //! could not be read or the arguments are wrong.
 
 use crate::exit;
+use crate::lint::config::Configs;
+use crate::lint::walk::{FixMode, WalkOptions};
 use crate::lint::{output, walk, Selection};
 use crate::render::style::{ColorChoice, Palette};
 use std::io::Write;
@@ -44,28 +46,55 @@ pub struct LintArgs {
     /// Worker threads (default: one per core)
     #[arg(long, short = 'j', value_name = "N")]
     pub threads: Option<usize>,
+    /// Apply the safe fixes and write the files back; report what is left
+    #[arg(long)]
+    pub fix: bool,
+    /// Apply the unsafe fixes too (with --fix or --diff); without either, count them as fixable
+    #[arg(long)]
+    pub unsafe_fixes: bool,
+    /// Print the fixes as a unified diff instead of writing them (exit 1 when there is one)
+    #[arg(long, conflicts_with = "fix")]
+    pub diff: bool,
+    /// Use this pyproject.toml's [tool.assertscope.lint] for every file, instead of each
+    /// file's nearest one (its globs are relative to the current directory)
+    #[arg(long, value_name = "FILE", conflicts_with = "isolated")]
+    pub config: Option<PathBuf>,
+    /// Read no configuration file: the command line and the defaults only
+    #[arg(long)]
+    pub isolated: bool,
+    /// Apply `exclude` to the paths named on the command line too (as pre-commit names files)
+    #[arg(long)]
+    pub force_exclude: bool,
 }
 
 pub fn execute(args: LintArgs) -> anyhow::Result<u8> {
-    let selection = Selection::new(&args.select, &args.ignore)?;
+    let command_line = Selection::new(&args.select, &args.ignore)?;
+    let configs = Configs::new(args.config.as_deref(), args.isolated, command_line)?;
     // A file named on the command line is linted whatever its name, unless its extension
     // says it is something else: Markdown parsed as Python would report "no problems".
     if let Some(path) = args.paths.iter().find(|p| p.is_file() && !walk::may_be_python(p)) {
         anyhow::bail!("{}: not a Python file (lint reads .py and .pyi files, and scripts without an extension)", path.display());
     }
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let outcome = walk::lint_paths(&args.paths, &selection, threads);
-    if outcome.files == 0 && outcome.unreadable.is_empty() {
-        let palette = Palette::new(args.color.for_stderr());
-        eprintln!("{}warning{}: No Python files found under the given path(s)", palette.warning, palette.reset);
-    }
+    let fix = match (args.fix, args.diff) {
+        (true, _) => FixMode::Apply { unsafe_fixes: args.unsafe_fixes },
+        (_, true) => FixMode::Diff { unsafe_fixes: args.unsafe_fixes },
+        _ => FixMode::Report,
+    };
+    let options = WalkOptions { configs: &configs, threads, force_exclude: args.force_exclude, fix };
+    let outcome = walk::lint_paths(&args.paths, &options)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    match args.format {
-        Format::Text => output::write_text(&mut out, &outcome, &Palette::new(args.color.for_stdout()))?,
-        Format::Json => output::write_json(&mut out, &outcome)?,
-        Format::Sarif => output::write_sarif(&mut out, &outcome)?,
-        Format::Github => output::write_github(&mut out, &outcome)?,
+    let palette = Palette::new(args.color.for_stdout());
+    if args.diff {
+        output::write_diff(&mut out, &outcome, &palette)?;
+    } else {
+        match args.format {
+            Format::Text => output::write_text(&mut out, &outcome, &palette, args.unsafe_fixes)?,
+            Format::Json => output::write_json(&mut out, &outcome)?,
+            Format::Sarif => output::write_sarif(&mut out, &outcome)?,
+            Format::Github => output::write_github(&mut out, &outcome)?,
+        }
     }
     out.flush()?;
     let palette = Palette::new(args.color.for_stderr());
@@ -75,9 +104,19 @@ pub fn execute(args: LintArgs) -> anyhow::Result<u8> {
             palette.error, palette.reset, unreadable.path, unreadable.message
         );
     }
+    for changed in outcome.changed.iter().filter(|c| !c.converged) {
+        eprintln!(
+            "{}warning{}: {}: the fixes did not settle after {} rounds; the file holds the last round's",
+            palette.warning,
+            palette.reset,
+            changed.path,
+            crate::lint::fix::MAX_ITERATIONS
+        );
+    }
+    let problems = if args.diff { !outcome.changed.is_empty() } else { !outcome.findings.is_empty() };
     Ok(if !outcome.unreadable.is_empty() {
         exit::USAGE
-    } else if !outcome.findings.is_empty() && !args.exit_zero {
+    } else if problems && !args.exit_zero {
         exit::PROBLEMS_FOUND
     } else {
         exit::OK

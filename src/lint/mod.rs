@@ -9,6 +9,9 @@
 //! finds the files in parallel, honouring `.gitignore`; [`output`] renders text, JSON or
 //! SARIF.
 
+pub mod callsites;
+pub mod config;
+pub mod fix;
 mod losses;
 pub mod noqa;
 pub mod output;
@@ -44,6 +47,35 @@ pub struct RuleDoc {
     pub cause: &'static str,
     /// Whether a finding means a crash (error) or only wrong training (warning).
     pub severity: Severity,
+    /// Whether its findings carry a fix that `--fix` can apply, and what the fix edits.
+    pub autofix: Autofix,
+}
+
+/// What a rule's fix does, for `assertscope rules CODE` and SARIF.
+#[derive(Debug, Clone, Copy)]
+pub enum Autofix {
+    /// No fix: the right change depends on what the code means.
+    None,
+    /// A fix of this applicability on some findings (when the rule can see what to write).
+    Sometimes(fix::Applicability, &'static str),
+    /// A fix of this applicability on every finding.
+    Always(fix::Applicability, &'static str),
+}
+
+impl Autofix {
+    /// One line: whether and how the rule fixes.
+    pub fn describe(self) -> String {
+        let flag = |a: fix::Applicability| match a {
+            fix::Applicability::Safe => "safe, applied by --fix",
+            fix::Applicability::Unsafe => "unsafe, applied by --fix --unsafe-fixes",
+            fix::Applicability::DisplayOnly => "display-only, shown and never applied",
+        };
+        match self {
+            Autofix::None => "none: the change depends on what the code means".to_string(),
+            Autofix::Always(a, how) => format!("{}: {how}", flag(a)),
+            Autofix::Sometimes(a, how) => format!("{}, on some findings: {how}", flag(a)),
+        }
+    }
 }
 
 /// Every lint rule's documentation, ordered by code.
@@ -83,6 +115,9 @@ pub struct Violation {
     /// steps it took to the primary span ("defined here", "flows here"), in source order of
     /// the chain, primary span excluded.
     pub related: Vec<Related>,
+    /// The fix, when the rule can write one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<fix::Fix>,
 }
 
 /// What rules report, before it is located.
@@ -93,6 +128,7 @@ pub struct Diagnostic {
     pub message: String,
     pub help: String,
     pub evidence: Vec<Evidence>,
+    pub fix: Option<fix::Fix>,
 }
 
 /// What a rule sees: the module, its value tracing, and a place to report.
@@ -118,7 +154,20 @@ impl Checker<'_> {
         help: String,
         evidence: Vec<Evidence>,
     ) {
-        self.diagnostics.borrow_mut().push(Diagnostic { code, range, message, help, evidence });
+        self.report_fixable(code, range, message, help, evidence, None);
+    }
+
+    /// Reports a finding with its evidence chain and a fix (edits on this file's text).
+    pub fn report_fixable(
+        &self,
+        code: &'static str,
+        range: TextRange,
+        message: String,
+        help: String,
+        evidence: Vec<Evidence>,
+        fix: Option<fix::Fix>,
+    ) {
+        self.diagnostics.borrow_mut().push(Diagnostic { code, range, message, help, evidence, fix });
     }
 
     /// The source text of a node, for messages.
@@ -187,6 +236,7 @@ pub fn lint_source_with(
                 Some(rule.doc.cause),
             );
             finding.related = locate_evidence(&parsed, path, diagnostic.range, diagnostic.evidence);
+            finding.fix = diagnostic.fix;
             findings.push(finding);
         }
     }
@@ -240,14 +290,41 @@ fn locate_evidence(
 /// `assertscope rules CODE` for a lint rule: what it does, why it matters, example, fix.
 pub fn render_rule_doc(rule: &RuleDoc, p: &crate::render::style::Palette) -> String {
     format!(
-        "{}{}{} ({}): {}\n\n{}what it does{}\n  {}\n\n{}why it matters{}\n  {}\n\n{}example{}\n{}\n\n{}fix{}\n  {}\n\nprevents: {}\n",
+        "{}{}{} ({}): {}\n\n{}what it does{}\n  {}\n\n{}why it matters{}\n  {}\n\n{}example{}\n{}\n\n{}fix{}\n  {}\n\n{}autofix{}\n  {}\n\nprevents: {}\n",
         p.bold, rule.code, p.reset, rule.name, rule.summary,
         p.bold, p.reset, rule.what_it_does,
         p.bold, p.reset, rule.why_it_matters,
         p.bold, p.reset, indent(rule.example),
         p.bold, p.reset, rule.fix,
+        p.bold, p.reset, rule.autofix.describe(),
         prevents(rule),
     )
+}
+
+/// docs/rules.md: every rule's page, the target of SARIF's `helpUri` (tests/lint_rules.rs
+/// checks the file is this text; `ASSERTSCOPE_BLESS=1` rewrites it).
+pub fn rules_markdown() -> String {
+    let mut out = String::from(
+        "# assertscope lint rules\n\nGenerated from the rules' own documentation (`assertscope rules CODE` \
+         prints the same); do not edit by hand.\n",
+    );
+    for rule in rules::ALL.iter().map(|r| &r.doc) {
+        out.push_str(&format!(
+            "\n## {}\n\n**{}** ({}): {}\n\n**What it does.** {}\n\n**Why it matters.** {}\n\n\
+             ```python\n{}\n```\n\n**Fix.** {}\n\n**Autofix.** {}\n\n**Prevents:** {}\n",
+            rule.code,
+            rule.name,
+            rule.severity.as_str(),
+            rule.summary,
+            rule.what_it_does,
+            rule.why_it_matters,
+            rule.example,
+            rule.fix,
+            rule.autofix.describe(),
+            prevents(rule),
+        ));
+    }
+    out
 }
 
 /// The cause a rule prevents, or for a warning with no cause what it is about.

@@ -32,5 +32,6 @@ pub fn locate(
         source_line: at.source_line,
         source_line_start: at.source_line_start,
         related: Vec::new(),
+        fix: None,
     }
 }

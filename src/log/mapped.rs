@@ -291,6 +291,8 @@ fn count_newlines(bytes: &[u8]) -> u64 {
 }
 
 /// Releases the pages of `[from, from + len)` from this process; the page cache keeps them.
+/// (A Unix hint: Windows has no such call, and there the pages simply stay mapped.)
+#[cfg(unix)]
 fn release(map: Option<&memmap2::Mmap>, from: usize, len: usize) {
     if let Some(map) = map {
         if len > 0 {
@@ -300,6 +302,9 @@ fn release(map: Option<&memmap2::Mmap>, from: usize, len: usize) {
         }
     }
 }
+
+#[cfg(not(unix))]
+fn release(_map: Option<&memmap2::Mmap>, _from: usize, _len: usize) {}
 
 impl<'a> LineSource for MappedLines<'a> {
     fn next_line(&mut self) -> io::Result<Option<Line<'_>>> {

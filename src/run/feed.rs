@@ -12,7 +12,7 @@
 use super::output::EndSignal;
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::{Arc, Mutex};
 
 /// The size asked for each pipe to the scanner (the unprivileged maximum by default).
@@ -88,7 +88,8 @@ pub fn feed() -> io::Result<(FeedWriter, FeedReader)> {
 
 impl FeedWriter {
     /// The pipe's write end, for `tee(2)`: what is held goes first.
-    pub fn fd(&mut self) -> BorrowedFd<'_> {
+    #[cfg(target_os = "linux")]
+    pub fn fd(&mut self) -> std::os::fd::BorrowedFd<'_> {
         self.flush();
         self.write.as_fd()
     }

@@ -13,6 +13,7 @@ pub fn write_json(out: &mut dyn Write, outcome: &LintRun) -> io::Result<()> {
         "unreadable": outcome.unreadable,
         "files": outcome.files,
         "lines": outcome.lines,
+        "fixed": outcome.fixed,
     });
     serde_json::to_writer_pretty(&mut *out, &value)?;
     writeln!(out)

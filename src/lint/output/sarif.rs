@@ -20,8 +20,9 @@ pub fn write_sarif(out: &mut dyn Write, outcome: &LintRun) -> io::Result<()> {
                 "help": {
                     "text": format!("{}\n\nWhy it matters: {}\n\nFix: {}", doc.what_it_does, doc.why_it_matters, doc.fix),
                 },
+                "helpUri": help_uri(doc.code),
                 "defaultConfiguration": {"level": level(doc.severity)},
-                "properties": {"cause": doc.cause},
+                "properties": {"cause": doc.cause, "autofix": doc.autofix.describe()},
             })
         })
         .collect();
@@ -101,6 +102,7 @@ pub fn write_sarif(out: &mut dyn Write, outcome: &LintRun) -> io::Result<()> {
             "tool": {"driver": {
                 "name": "assertscope",
                 "version": env!("CARGO_PKG_VERSION"),
+                "informationUri": env!("CARGO_PKG_HOMEPAGE"),
                 "rules": descriptors,
             }},
             "columnKind": "unicodeCodePoints",
@@ -113,6 +115,16 @@ pub fn write_sarif(out: &mut dyn Write, outcome: &LintRun) -> io::Result<()> {
     });
     serde_json::to_writer_pretty(&mut *out, &log)?;
     writeln!(out)
+}
+
+/// A rule's section of docs/rules.md at this version's tag.
+pub fn help_uri(code: &str) -> String {
+    format!(
+        "{}/blob/v{}/docs/rules.md#{}",
+        env!("CARGO_PKG_REPOSITORY"),
+        env!("CARGO_PKG_VERSION"),
+        code.to_ascii_lowercase()
+    )
 }
 
 fn level(severity: Severity) -> &'static str {

@@ -2,15 +2,32 @@
 //! span underlined, then the fix; drawn by the shared renderer.
 
 use crate::diagnostic::{Diagnostic, Severity, Span};
+use crate::lint::fix::Applicability;
 use crate::lint::walk::LintRun;
 use crate::lint::Violation;
 use crate::render::style::Palette;
 use crate::render::text;
 use std::io::{self, Write};
 
-pub fn write_text(out: &mut dyn Write, outcome: &LintRun, palette: &Palette) -> io::Result<()> {
+pub fn write_text(
+    out: &mut dyn Write,
+    outcome: &LintRun,
+    palette: &Palette,
+    unsafe_fixes: bool,
+) -> io::Result<()> {
     for finding in &outcome.findings {
         write_finding(out, finding, palette)?;
+    }
+    if outcome.fixed > 0 {
+        let files = outcome.changed.len();
+        writeln!(
+            out,
+            "{}fixed {} in {}{}",
+            palette.bold,
+            plural(outcome.fixed, "problem"),
+            plural(files, "file"),
+            palette.reset
+        )?;
     }
     let errors = outcome.findings.iter().filter(|f| f.severity == Severity::Error).count();
     let warnings = outcome.findings.len() - errors;
@@ -24,7 +41,6 @@ pub fn write_text(out: &mut dyn Write, outcome: &LintRun, palette: &Palette) -> 
     } else if outcome.findings.is_empty() {
         writeln!(out, "{}no problems found{} in {files}", palette.bold, palette.reset)?;
     } else {
-        let plural = |n: usize, word: &str| if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") };
         writeln!(
             out,
             "{}found {}{} ({}, {}) in {files}",
@@ -34,8 +50,41 @@ pub fn write_text(out: &mut dyn Write, outcome: &LintRun, palette: &Palette) -> 
             plural(errors, "error"),
             plural(warnings, "warning"),
         )?;
+        write_fixable(out, outcome, unsafe_fixes)?;
     }
     Ok(())
+}
+
+/// How many of the findings `--fix` would fix, as ruff says it.
+fn write_fixable(out: &mut dyn Write, outcome: &LintRun, unsafe_fixes: bool) -> io::Result<()> {
+    let count = |applicability: Applicability| {
+        outcome
+            .findings
+            .iter()
+            .filter(|f| f.fix.as_ref().is_some_and(|x| x.applicability == applicability))
+            .count()
+    };
+    let (safe, unsafe_) = (count(Applicability::Safe), count(Applicability::Unsafe));
+    let (with_fix, hidden) = if unsafe_fixes { (safe + unsafe_, 0) } else { (safe, unsafe_) };
+    let flag = if unsafe_fixes { "--fix --unsafe-fixes" } else { "--fix" };
+    match (with_fix, hidden) {
+        (0, 0) => Ok(()),
+        (0, hidden) => writeln!(out, "[*] {} with --fix --unsafe-fixes", fixable(hidden)),
+        (n, 0) => writeln!(out, "[*] {} with {flag}", fixable(n)),
+        (n, hidden) => writeln!(out, "[*] {} with {flag} ({hidden} more with --unsafe-fixes)", fixable(n)),
+    }
+}
+
+fn fixable(n: usize) -> String {
+    format!("{n} fixable")
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }
 
 fn write_finding(out: &mut dyn Write, f: &Violation, p: &Palette) -> io::Result<()> {
@@ -59,6 +108,14 @@ pub fn diagnostic(f: &Violation) -> Diagnostic {
             r.source_line_start,
         );
         d = d.span(span.label(r.label.as_str()).secondary());
+    }
+    if let Some(fix) = &f.fix {
+        let how = match fix.applicability {
+            Applicability::Safe => "applied by --fix",
+            Applicability::Unsafe => "unsafe: applied by --fix --unsafe-fixes",
+            Applicability::DisplayOnly => "shown only: review and apply it by hand",
+        };
+        d = d.note("fix", format!("{} ({how})", fix.message));
     }
     match &f.help {
         Some(help) => d.help(help.as_str()),

@@ -1,7 +1,8 @@
 //! AS107: a training DataLoader that can end in a one-sample batch, feeding BatchNorm.
 
+use crate::lint::fix::{Applicability, Edit, Fix};
 use crate::lint::semantic::{argument, ClassId};
-use crate::lint::{Checker, RuleDoc, Severity};
+use crate::lint::{Autofix, Checker, RuleDoc, Severity};
 use ruff_python_ast::Expr;
 use ruff_text_size::Ranged;
 
@@ -22,6 +23,10 @@ work of that epoch.",
 and need no change).",
     cause: "batchnorm-single-sample",
     severity: Severity::Error,
+    autofix: Autofix::Always(
+        Applicability::Unsafe,
+        "adds `drop_last=True` to the DataLoader (the last partial batch of each epoch is no longer trained on)",
+    ),
 };
 
 pub fn check(checker: &Checker) {
@@ -69,13 +74,29 @@ pub fn check(checker: &Checker) {
         if named_eval || !(named_train || shuffled) {
             continue;
         }
-        checker.report(
+        let last = call
+            .arguments
+            .args
+            .iter()
+            .map(|a| a.range().end())
+            .chain(call.arguments.keywords.iter().map(|k| k.range.end()))
+            .max();
+        let fix = last.map(|end| {
+            Fix::new(
+                Applicability::Unsafe,
+                "drop the last partial batch",
+                vec![Edit::insert_at(end, ", drop_last=True")],
+            )
+        });
+        checker.report_fixable(
             DOC.code,
             call.func.range(),
             format!(
                 "training DataLoader may end in a one-sample batch, and `{model_name}` has BatchNorm1d, which fails on it"
             ),
             "pass `drop_last=True` to this DataLoader".to_string(),
+            Vec::new(),
+            fix,
         );
     }
 }

@@ -1,9 +1,12 @@
 //! AS103: BCELoss / binary_cross_entropy given values that are not probabilities.
 
 use super::{loss_inputs, snippet};
+use crate::lint::fix::{Applicability, Edit, Fix};
 use crate::lint::flow::Facts;
-use crate::lint::losses::LossKind;
-use crate::lint::{Checker, RuleDoc, Severity};
+use crate::lint::flow::Instance;
+use crate::lint::losses::{LossCall, LossKind};
+use crate::lint::{Autofix, Checker, RuleDoc, Severity};
+use ruff_python_ast::Expr;
 use ruff_text_size::Ranged;
 
 pub const DOC: RuleDoc = RuleDoc {
@@ -22,6 +25,10 @@ lost; on the CPU it raises \"all elements of input should be between 0 and 1\"."
 also numerically stabler than sigmoid followed by BCELoss.",
     cause: "bce-input-range",
     severity: Severity::Error,
+    autofix: Autofix::Sometimes(
+        Applicability::Unsafe,
+        "renames `nn.BCELoss` to `nn.BCEWithLogitsLoss` where the loss is built, or `F.binary_cross_entropy` to `F.binary_cross_entropy_with_logits` (another call of the same loss object may pass probabilities)",
+    ),
 };
 
 pub fn check(checker: &Checker) {
@@ -33,7 +40,7 @@ pub fn check(checker: &Checker) {
         let with_logits =
             if loss.functional { "F.binary_cross_entropy_with_logits" } else { "nn.BCEWithLogitsLoss" };
         let evidence = checker.flow.trace(input, loss.scope, Facts::LOGITS);
-        checker.report_with(
+        checker.report_fixable(
             DOC.code,
             input.range(),
             format!(
@@ -42,6 +49,27 @@ pub fn check(checker: &Checker) {
             ),
             format!("use {with_logits} on the raw logits (or apply torch.sigmoid first)"),
             evidence,
+            with_logits_fix(checker, loss),
         );
     }
+}
+
+/// Renames the loss to its with-logits twin where its name is written as an attribute
+/// (`nn.BCELoss`, `F.binary_cross_entropy`): a bare imported name would need a new import.
+fn with_logits_fix<'a>(checker: &Checker<'a>, loss: &LossCall<'a>) -> Option<Fix> {
+    let (func, new_name) = if loss.functional {
+        (&*loss.call.func, "binary_cross_entropy_with_logits")
+    } else {
+        let Some(Instance::Torch(_, constructor, _)) = checker.flow.instance(&loss.call.func, loss.scope)
+        else {
+            return None;
+        };
+        (&*constructor.func, "BCEWithLogitsLoss")
+    };
+    let Expr::Attribute(attr) = func else { return None };
+    Some(Fix::new(
+        Applicability::Unsafe,
+        format!("use `{new_name}`, which takes the raw logits"),
+        vec![Edit::replace(attr.attr.range, new_name)],
+    ))
 }

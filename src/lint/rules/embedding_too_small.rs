@@ -3,8 +3,9 @@
 use super::is_tokenizer;
 use super::module_int_constants;
 use super::tokens_added_without_resize::token_additions;
-use crate::lint::semantic::argument;
-use crate::lint::{Checker, Evidence, Place, RuleDoc, Severity};
+use crate::lint::fix::{Applicability, Edit, Fix};
+use crate::lint::semantic::{argument, int_literal};
+use crate::lint::{Autofix, Checker, Evidence, Place, RuleDoc, Severity};
 use ruff_python_ast::Expr;
 use ruff_text_size::Ranged;
 
@@ -24,6 +25,10 @@ range in self\". Sequences at the maximum length are rare, so the crash can come
 same constant that bounds the sequence length.",
     cause: "embedding-index-out-of-range",
     severity: Severity::Error,
+    autofix: Autofix::Sometimes(
+        Applicability::Unsafe,
+        "writes `len(tokenizer)` for a `tokenizer.vocab_size` read after the tokens were added, or the sequence-length constant for a position table's literal size (a checkpoint of the old size no longer loads)",
+    ),
 };
 
 fn is_sequence_length_name(name: &str) -> bool {
@@ -81,7 +86,19 @@ pub fn check(checker: &Checker) {
                         label: "tokens are added here, past the table's last row".to_string(),
                     },
                 ];
-                checker.report_with(
+                // `len(tokenizer)` where the table is built counts the tokens when they were
+                // added before it, in source order.
+                let fix = (std::ptr::eq(origin, rows)
+                    && matches!(origin, Expr::Attribute(_))
+                    && add.call.range().end() <= site.call.range().start())
+                .then(|| {
+                    Fix::new(
+                        Applicability::Unsafe,
+                        format!("count the added tokens: `len({receiver})`"),
+                        vec![Edit::of(rows, format!("len({receiver})"))],
+                    )
+                });
+                checker.report_fixable(
                     DOC.code,
                     rows.range(),
                     format!(
@@ -89,6 +106,7 @@ pub fn check(checker: &Checker) {
                     ),
                     format!("size it with `len({receiver})` after the tokens are added"),
                     evidence,
+                    fix,
                 );
             }
             continue;
@@ -101,11 +119,16 @@ pub fn check(checker: &Checker) {
         }
         let Some(count) = checker.flow.int_value(rows, site.scope) else { continue };
         if let Some((name, length)) = lengths.iter().find(|(_, l)| *l > count) {
-            checker.report(
+            let fix = int_literal(rows).is_some().then(|| {
+                Fix::new(Applicability::Unsafe, format!("size it with `{name}`"), vec![Edit::of(rows, *name)])
+            });
+            checker.report_fixable(
                 DOC.code,
                 rows.range(),
                 format!("position embedding has {count} rows, but sequences may be {name} = {length} long"),
                 format!("size it from the constant: `{name}` rows"),
+                Vec::new(),
+                fix,
             );
         }
     }

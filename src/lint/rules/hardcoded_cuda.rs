@@ -1,7 +1,8 @@
 //! AS109: hard-coded CUDA in a module that chooses its device at run time.
 
+use crate::lint::fix::{Applicability, Edit, Fix};
 use crate::lint::semantic::{Bound, ClassId, ScopeId, Semantic};
-use crate::lint::{Checker, Evidence, Place, RuleDoc, Severity};
+use crate::lint::{Autofix, Checker, Evidence, Place, RuleDoc, Severity};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::{Ranged, TextRange};
@@ -13,7 +14,7 @@ pub const DOC: RuleDoc = RuleDoc {
     what_it_does: "In a module that picks its device at run time (a variable set from \
 `torch.cuda.is_available()`, or to a device that can be `\"cpu\"`), finds hard-coded CUDA placements: \
 `.cuda()`, `.to(\"cuda\")`, `device=\"cuda\"` and `torch.device(\"cuda\")`, outside `if` blocks that test \
-for CUDA.",
+for CUDA. A device taken from a command-line option (`torch.device(args.device)`) is chosen at run time too.",
     why_it_matters: "Part of the work then follows `device` and part is pinned to the GPU. When `device` is \
 the CPU (no GPU, `CUDA_VISIBLE_DEVICES=`, a CPU debug run — the first step when chasing a device-side \
 assert) the script fails with \"Expected all tensors to be on the same device\", or crashes outright \
@@ -22,6 +23,10 @@ without a GPU.",
     fix: "Use the variable everywhere: `.to(device)` and `device=device`.",
     cause: "device-mismatch",
     severity: Severity::Error,
+    autofix: Autofix::Sometimes(
+        Applicability::Unsafe,
+        "writes the device variable in place of the hard-coded CUDA device (`.cuda()` becomes `.to(device)`; unsafe: the code then runs where the variable says, which is the point)",
+    ),
 };
 
 pub fn check(checker: &Checker) {
@@ -43,14 +48,25 @@ pub fn check(checker: &Checker) {
         let device = choice.name.as_str();
         let definition = choice.definition;
         let call = site.call;
-        let mut hits: Vec<(TextRange, String)> = Vec::new();
+        // What was hit, and the edit that puts the device variable there.
+        let mut hits: Vec<(TextRange, String, Option<Edit>)> = Vec::new();
         if let Expr::Attribute(attr) = &*call.func {
             let on_value = sem.api(&attr.value).is_none();
             match attr.attr.as_str() {
-                "cuda" if on_value => hits.push((attr.attr.range, "`.cuda()`".to_string())),
+                "cuda" if on_value => {
+                    // `.cuda(0)` keeps its argument: nothing is rewritten that could lose meaning.
+                    let whole = TextRange::new(attr.attr.range.start(), call.range().end());
+                    let edit =
+                        call.arguments.is_empty().then(|| Edit::replace(whole, format!("to({device})")));
+                    hits.push((attr.attr.range, "`.cuda()`".to_string(), edit));
+                }
                 "to" if on_value => {
                     if let Some(arg) = call.arguments.args.first().filter(|a| is_cuda_literal(a)) {
-                        hits.push((arg.range(), format!("`.to({})`", checker.text(arg.range()))));
+                        hits.push((
+                            arg.range(),
+                            format!("`.to({})`", checker.text(arg.range())),
+                            Some(Edit::of(arg, device)),
+                        ));
                     }
                 }
                 _ => {}
@@ -59,16 +75,28 @@ pub fn check(checker: &Checker) {
         if sem.api_in(&call.func, "torch") == Some("device")
             && call.arguments.args.first().is_some_and(is_cuda_literal)
         {
-            hits.push((call.range(), format!("`{}`", checker.text(call.range()))));
+            hits.push((
+                call.range(),
+                format!("`{}`", checker.text(call.range())),
+                Some(Edit::of(call, device)),
+            ));
         }
         for keyword in &call.arguments.keywords {
             if keyword.arg.as_ref().is_some_and(|a| a.as_str() == "device") && is_cuda_literal(&keyword.value)
             {
-                hits.push((keyword.range, format!("`{}`", checker.text(keyword.range))));
+                hits.push((
+                    keyword.range,
+                    format!("`{}`", checker.text(keyword.range)),
+                    Some(Edit::of(&keyword.value, device)),
+                ));
             }
         }
-        for (range, what) in hits {
-            checker.report_with(
+        for (range, what, edit) in hits {
+            // Only after the variable is bound: a use above its definition would not run.
+            let fix = edit
+                .filter(|_| definition.end() <= range.start())
+                .map(|edit| Fix::new(Applicability::Unsafe, format!("use `{device}`"), vec![edit]));
+            checker.report_fixable(
                 DOC.code,
                 range,
                 format!("hard-coded {what}, but this code chooses its device at run time in `{device}`"),
@@ -77,6 +105,7 @@ pub fn check(checker: &Checker) {
                     place: Place::Here(definition),
                     label: format!("`{device}` is chosen here"),
                 }],
+                fix,
             );
         }
     }
@@ -122,7 +151,7 @@ fn device_variables(checker: &Checker) -> Vec<DeviceChoice> {
             }
             for binding in bindings {
                 let Bound::Value(value) = binding.value else { continue };
-                if chooses_device(value) {
+                if chooses_device(value) || from_command_line(sem, value) {
                     found.push(DeviceChoice {
                         name: name.to_string(),
                         definition: value.range(),
@@ -150,6 +179,18 @@ fn device_variables(checker: &Checker) -> Vec<DeviceChoice> {
     }
     found.sort_by_key(|d| d.definition.start());
     found
+}
+
+/// A device named on the command line: `args.device` or `torch.device(args.device)`, where
+/// `args` holds an argparse option of that name. Whatever its default, the person running
+/// the script chooses it.
+fn from_command_line(sem: &Semantic, value: &Expr) -> bool {
+    let option = match value {
+        Expr::Call(call) if sem.api_in(&call.func, "torch") == Some("device") => call.arguments.args.first(),
+        other => Some(other),
+    };
+    let Some(Expr::Attribute(attr)) = option else { return false };
+    matches!(&*attr.value, Expr::Name(_)) && sem.cli_defaults.contains_key(attr.attr.as_str())
 }
 
 /// `"cuda" if torch.cuda.is_available() else "cpu"`, `torch.device("cpu")`, and the like.

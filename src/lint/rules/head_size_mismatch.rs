@@ -1,9 +1,11 @@
 //! AS104: a classification head whose size disagrees with the number of classes.
 
 use super::module_int_constants;
+use crate::lint::callsites;
+use crate::lint::fix::{Applicability, Edit, Fix};
 use crate::lint::flow::Instance;
-use crate::lint::semantic::{argument, int_literal, start};
-use crate::lint::{Checker, RuleDoc, Severity};
+use crate::lint::semantic::{argument, int_literal, start, Bound, ScopeId};
+use crate::lint::{Autofix, Checker, Evidence, Place, RuleDoc, Severity};
 use ruff_python_ast::Expr;
 use ruff_text_size::{Ranged, TextSize};
 use std::collections::HashSet;
@@ -24,6 +26,10 @@ classes) are the usual source.",
     fix: "Build the head from the constant: `nn.Linear(512, NUM_CLASSES)`.",
     cause: "target-out-of-range",
     severity: Severity::Error,
+    autofix: Autofix::Always(
+        Applicability::Unsafe,
+        "writes the class-count constant in place of the head's literal size (a checkpoint saved with the old size no longer loads)",
+    ),
 };
 
 fn is_class_count_name(name: &str) -> bool {
@@ -46,7 +52,12 @@ pub fn check(checker: &Checker) {
             continue;
         }
         let Some(out) = argument(site.call, "out_features", Some(1)) else { continue };
-        let Some(size) = int_literal(out) else { continue };
+        let Some(size) = int_literal(out) else {
+            if is_head(checker, site.call, &heads) {
+                check_sized_by_callers(checker, out, site.scope, &constants);
+            }
+            continue;
+        };
         let named_head = sem
             .assigned_to
             .get(&site.call.range().start())
@@ -69,7 +80,80 @@ pub fn check(checker: &Checker) {
             Some(at) => format!("{}{name}{}", &call_text[..at], &call_text[at + out_text.len()..]),
             None => format!("nn.Linear(..., {name})"),
         };
-        checker.report(DOC.code, out.range(), message, format!("size the head from the constant: `{fixed}`"));
+        let fix = Fix::new(
+            Applicability::Unsafe,
+            format!("size the head with `{name}`"),
+            vec![Edit::of(out, name)],
+        );
+        checker.report_fixable(
+            DOC.code,
+            out.range(),
+            message,
+            format!("size the head from the constant: `{fixed}`"),
+            Vec::new(),
+            Some(fix),
+        );
+    }
+}
+
+/// Whether a Linear is a classification head: assigned to a head's name, or a model's last layer.
+fn is_head(checker: &Checker, call: &ruff_python_ast::ExprCall, heads: &HashSet<TextSize>) -> bool {
+    let named = checker
+        .sem
+        .assigned_to
+        .get(&call.range().start())
+        .is_some_and(|n| HEAD_NAMES.contains(&n.to_ascii_lowercase().as_str()) || n.contains("classif"));
+    named || heads.contains(&call.range().start())
+}
+
+/// A head sized by a parameter (`nn.Linear(d, n_out)` in `__init__(self, d, n_out)`): each
+/// call that makes the model with a size other than the class count is reported where the
+/// size is chosen, the argument or, for the default, the call.
+fn check_sized_by_callers<'a>(
+    checker: &Checker<'a>,
+    out: &'a Expr,
+    scope: ScopeId,
+    constants: &[(&str, i64)],
+) {
+    let Some(param) = callsites::parameter_of(&checker.flow, out, scope) else { return };
+    let Bound::Param { name: param_name, default, .. } = param else { return };
+    for at in callsites::parameter_values(&checker.flow, &param) {
+        let Some(size) = checker.flow.int_value(at.value, at.scope) else { continue };
+        if constants.iter().any(|(_, v)| *v == size) {
+            continue;
+        }
+        let (name, value) = constants[0];
+        let model = checker.text(at.call.func.range());
+        let message = if at.defaulted {
+            format!("`{model}` is made with its default {param_name}={size} outputs, but {name} = {value}")
+        } else {
+            format!("`{model}` is given {param_name}={size}, but {name} = {value}")
+        };
+        let mut evidence = vec![Evidence {
+            place: Place::Here(out.range()),
+            label: format!("the head's size is `{param_name}`"),
+        }];
+        if let (true, Some(default)) = (at.defaulted, default) {
+            evidence.push(Evidence {
+                place: Place::Here(default.range()),
+                label: format!("`{param_name}` defaults to {size}"),
+            });
+        }
+        let fix = (!at.defaulted).then(|| {
+            Fix::new(
+                Applicability::Unsafe,
+                format!("size the head with `{name}`"),
+                vec![Edit::of(at.value, name)],
+            )
+        });
+        checker.report_fixable(
+            DOC.code,
+            at.at,
+            message,
+            format!("pass the number of classes: `{param_name}={name}`"),
+            evidence,
+            fix,
+        );
     }
 }
 

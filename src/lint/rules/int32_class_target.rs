@@ -1,8 +1,9 @@
 //! AS110: int32 labels given to a class-index loss.
 
-use super::{class_targets, snippet};
+use super::{append_call, class_targets, snippet};
+use crate::lint::fix::{Applicability, Fix};
 use crate::lint::flow::Facts;
-use crate::lint::{Checker, RuleDoc, Severity};
+use crate::lint::{Autofix, Checker, RuleDoc, Severity};
 use ruff_text_size::Ranged;
 
 pub const DOC: RuleDoc = RuleDoc {
@@ -21,6 +22,7 @@ Int\"). numpy arrays built from pandas or image masks are often int32, and `torc
     fix: "Convert once where the labels are made: `.long()`, `dtype=torch.long`, or `astype(np.int64)`.",
     cause: "target-dtype",
     severity: Severity::Error,
+    autofix: Autofix::Always(Applicability::Safe, "appends `.long()` to the target where the loss takes it"),
 };
 
 pub fn check(checker: &Checker) {
@@ -30,12 +32,18 @@ pub fn check(checker: &Checker) {
         }
         let text = snippet(checker, target);
         let evidence = checker.flow.trace(target, loss.scope, Facts::INT32);
-        checker.report_with(
+        let fix = Fix::new(
+            Applicability::Safe,
+            "convert the target to int64",
+            vec![append_call(checker, target, "long()")],
+        );
+        checker.report_fixable(
             DOC.code,
             target.range(),
             format!("{} target `{text}` is int32; class indices must be int64 (Long)", loss.name()),
             format!("convert it: `{text}.long()`, or make the labels int64 where they are created"),
             evidence,
+            Some(fix),
         );
     }
 }

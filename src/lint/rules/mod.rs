@@ -1,5 +1,6 @@
 //! The lint rules, one per file. Codes are stable: a rule may be removed, never renumbered.
 
+use super::fix::Edit;
 use super::flow::Facts;
 use super::losses::{LossCall, LossKind};
 use super::semantic::{Bound, MODULE};
@@ -47,6 +48,26 @@ pub static ALL: &[Rule] = rules![
     softmax_into_cross_entropy,
     target_out_of_range,
 ];
+
+/// `expr.method()` as an edit of `expr`: the call appended, with parentheses around an
+/// expression that binds more loosely than a call (`a + b` becomes `(a + b).long()`).
+fn append_call(checker: &Checker, expr: &Expr, call: &str) -> Edit {
+    let atom = matches!(
+        expr,
+        Expr::Name(_)
+            | Expr::Attribute(_)
+            | Expr::Call(_)
+            | Expr::Subscript(_)
+            | Expr::List(_)
+            | Expr::Tuple(_)
+    );
+    let text = &checker.source[expr.range()];
+    if atom {
+        Edit::insert_at(expr.range().end(), format!(".{call}"))
+    } else {
+        Edit::of(expr, format!("({text}).{call}"))
+    }
+}
 
 /// Source text of an expression for a message: its first line, shortened.
 fn snippet(checker: &Checker, expr: &Expr) -> String {

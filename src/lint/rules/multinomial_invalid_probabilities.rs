@@ -3,7 +3,7 @@
 use super::snippet;
 use crate::lint::flow::Facts;
 use crate::lint::semantic::{argument, is_zero_literal, Bound, ScopeId};
-use crate::lint::{Checker, Evidence, Place, RuleDoc, Severity};
+use crate::lint::{Autofix, Checker, Evidence, Place, RuleDoc, Severity};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Operator};
 use ruff_text_size::{Ranged, TextRange};
@@ -25,6 +25,7 @@ temperature 0 is the classic trigger.",
 (`max(temperature, 1e-5)`); pass probabilities (`softmax(logits)`) to multinomial, never logits.",
     cause: "invalid-probabilities",
     severity: Severity::Error,
+    autofix: Autofix::None,
 };
 
 pub fn check(checker: &Checker) {

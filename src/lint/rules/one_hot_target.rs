@@ -1,9 +1,10 @@
 //! AS101: a one-hot target given to a class-index loss.
 
-use super::{class_targets, snippet};
+use super::{append_call, class_targets, snippet};
+use crate::lint::fix::{Applicability, Fix};
 use crate::lint::flow::Facts;
 use crate::lint::losses::LossKind;
-use crate::lint::{Checker, RuleDoc, Severity};
+use crate::lint::{Autofix, Checker, RuleDoc, Severity};
 use ruff_text_size::Ranged;
 
 pub const DOC: RuleDoc = RuleDoc {
@@ -22,6 +23,10 @@ from Keras' `categorical_crossentropy` hits this first.",
 is at hand). For soft labels with cross_entropy, convert the target to float probabilities.",
     cause: "target-shape",
     severity: Severity::Error,
+    autofix: Autofix::Always(
+        Applicability::Unsafe,
+        "appends `.argmax(dim=1)` to the target (soft labels would lose their weights)",
+    ),
 };
 
 pub fn check(checker: &Checker) {
@@ -31,7 +36,7 @@ pub fn check(checker: &Checker) {
         }
         let text = snippet(checker, target);
         let evidence = checker.flow.trace(target, loss.scope, Facts::ONE_HOT);
-        checker.report_with(
+        checker.report_fixable(
             DOC.code,
             target.range(),
             format!(
@@ -40,6 +45,11 @@ pub fn check(checker: &Checker) {
             ),
             format!("pass the class indices instead: `{text}.argmax(dim=1)`, or the labels before `one_hot`"),
             evidence,
+            Some(Fix::new(
+                Applicability::Unsafe,
+                "take the class index of each one-hot row",
+                vec![append_call(checker, target, "argmax(dim=1)")],
+            )),
         );
     }
 }

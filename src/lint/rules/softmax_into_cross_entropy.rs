@@ -1,9 +1,12 @@
 //! AS111: softmax output given to CrossEntropyLoss (or NLLLoss).
 
 use super::{loss_inputs, snippet};
+use crate::lint::fix::{Applicability, Edit, Fix};
 use crate::lint::flow::Facts;
 use crate::lint::losses::LossKind;
-use crate::lint::{Checker, RuleDoc, Severity};
+use crate::lint::semantic::argument;
+use crate::lint::{Autofix, Checker, RuleDoc, Severity};
+use ruff_python_ast::Expr;
 use ruff_text_size::Ranged;
 
 pub const DOC: RuleDoc = RuleDoc {
@@ -22,6 +25,10 @@ easy to miss; it is a warning.",
 NLLLoss.",
     cause: "none",
     severity: Severity::Warning,
+    autofix: Autofix::Sometimes(
+        Applicability::Unsafe,
+        "when the loss's input is the softmax call itself: passes its logits to CrossEntropyLoss, or calls `log_softmax` instead for NLLLoss",
+    ),
 };
 
 pub fn check(checker: &Checker) {
@@ -47,6 +54,29 @@ pub fn check(checker: &Checker) {
             ),
         };
         let evidence = checker.flow.trace(input, loss.scope, Facts::SOFTMAX);
-        checker.report_with(DOC.code, input.range(), message, help, evidence);
+        let fix = softmax_fix(checker, input, loss.kind);
+        checker.report_fixable(DOC.code, input.range(), message, help, evidence, fix);
     }
+}
+
+/// When the input is written as the softmax call (`F.softmax(x, dim=1)`, `torch.softmax(x, 1)`,
+/// `x.softmax(-1)`): for cross_entropy the call is replaced by its logits `x`; for nll_loss
+/// `softmax` becomes `log_softmax`.
+fn softmax_fix(checker: &Checker, input: &Expr, kind: LossKind) -> Option<Fix> {
+    let Expr::Call(call) = input else { return None };
+    let Expr::Attribute(attr) = &*call.func else { return None };
+    if attr.attr.as_str() != "softmax" {
+        return None;
+    }
+    let functional = checker.sem.api_in(&call.func, "torch") == Some("softmax");
+    let logits = if functional { argument(call, "input", Some(0))? } else { &*attr.value };
+    let edit = match kind {
+        LossKind::Nll => Edit::replace(attr.attr.range, "log_softmax"),
+        _ => Edit::of(input, &checker.source[logits.range()]),
+    };
+    let message = match kind {
+        LossKind::Nll => "take log_softmax instead",
+        _ => "pass the logits without softmax",
+    };
+    Some(Fix::new(Applicability::Unsafe, message, vec![edit]))
 }

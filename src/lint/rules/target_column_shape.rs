@@ -1,8 +1,9 @@
 //! AS102: class targets reshaped to a column `[N, 1]`.
 
-use super::{class_targets, snippet};
+use super::{append_call, class_targets, snippet};
+use crate::lint::fix::{Applicability, Fix};
 use crate::lint::flow::Facts;
-use crate::lint::{Checker, RuleDoc, Severity};
+use crate::lint::{Autofix, Checker, RuleDoc, Severity};
 use ruff_text_size::Ranged;
 
 pub const DOC: RuleDoc = RuleDoc {
@@ -21,6 +22,7 @@ BCELoss, where a column is right.",
 Dataset return `torch.tensor(label)` rather than `torch.tensor([label])`.",
     cause: "target-shape",
     severity: Severity::Error,
+    autofix: Autofix::Always(Applicability::Safe, "appends `.squeeze(1)` to the target where the loss takes it"),
 };
 
 pub fn check(checker: &Checker) {
@@ -30,12 +32,18 @@ pub fn check(checker: &Checker) {
         }
         let text = snippet(checker, target);
         let evidence = checker.flow.trace(target, loss.scope, Facts::COLUMN);
-        checker.report_with(
+        let fix = Fix::new(
+            Applicability::Safe,
+            "squeeze the target to shape [N]",
+            vec![append_call(checker, target, "squeeze(1)")],
+        );
+        checker.report_fixable(
             DOC.code,
             target.range(),
             format!("{} target `{text}` has shape [N, 1]; class targets must be [N]", loss.name()),
             format!("flatten it: `{text}.squeeze(1)` (or drop the reshape that made the column)"),
             evidence,
+            Some(fix),
         );
     }
 }

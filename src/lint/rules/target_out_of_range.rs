@@ -2,7 +2,7 @@
 
 use super::snippet;
 use crate::lint::semantic::argument;
-use crate::lint::{Checker, Evidence, RuleDoc, Severity};
+use crate::lint::{Autofix, Checker, Evidence, RuleDoc, Severity};
 use ruff_text_size::Ranged;
 
 pub const DOC: RuleDoc = RuleDoc {
@@ -23,6 +23,7 @@ ratings (1..5 for 5 classes) and segmentation masks whose void pixels are 255 ar
 or size the head for every label.",
     cause: "target-out-of-range",
     severity: Severity::Error,
+    autofix: Autofix::None,
 };
 
 /// PyTorch's default `ignore_index` for cross_entropy and nll_loss.

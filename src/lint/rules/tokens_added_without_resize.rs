@@ -2,7 +2,7 @@
 
 use super::is_tokenizer;
 use crate::lint::semantic::ScopeId;
-use crate::lint::{Checker, RuleDoc, Severity};
+use crate::lint::{Autofix, Checker, RuleDoc, Severity};
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;
 
@@ -20,6 +20,7 @@ embedding kernel: a device-side assert (on the CPU, \"index out of range in self
     fix: "After adding tokens, call `model.resize_token_embeddings(len(tokenizer))`.",
     cause: "embedding-index-out-of-range",
     severity: Severity::Error,
+    autofix: Autofix::None,
 };
 
 /// A call that adds tokens to a tokenizer: shared with AS106.

@@ -2,10 +2,10 @@
 //! members stored without compression, safetensors), read in row ranges by several
 //! threads through bounded buffers, or streamed from a decompressor.
 
+use super::positional;
 use super::{ColumnInfo, Layout, ReadCtx, Unit, UnitEnd};
 use crate::stats::{AsF64, Bounds, IntValue, Pos, Stats};
 use std::io::Read;
-use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -150,7 +150,7 @@ impl Unit for ArrayUnit {
         match map_range(&file, start, elements * size) {
             Some(map) => feed_mapped(spec, ctx, stats, &map, elements),
             None => feed_blocks(spec, ctx, stats, elements, |bytes, done| {
-                file.read_exact_at(bytes, start + done * size)
+                positional::read_exact_at(&file, bytes, start + done * size)
                     .map_err(|e| anyhow::anyhow!("{}: cannot read the array data: {e}", self.path.display()))
             })?,
         }
@@ -172,6 +172,8 @@ fn map_range(file: &std::fs::File, start: u64, len: u64) -> Option<(memmap2::Mma
         memmap2::MmapOptions::new().offset(aligned).len((start - aligned + len) as usize).map(file)
     }
     .ok()?;
+    // Advice is a Unix hint; Windows reads ahead on its own.
+    #[cfg(unix)]
     let _ = map.advise(memmap2::Advice::Sequential);
     Some((map, (start - aligned) as usize))
 }
@@ -196,6 +198,7 @@ fn feed_mapped(
         feeder.feed(stats, ctx.bounds, &map[offset..offset + n * size], done);
         // SAFETY: the mapping is read-only and file-backed: dropping the pages only
         // means they are read from the page cache again if touched.
+        #[cfg(unix)]
         let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, n * size) };
         done += n as u64;
     }

@@ -4,8 +4,8 @@
 //! A range owns the lines that *start* inside it: it skips the partial line at its start
 //! (the previous range finishes it) and reads past its end to finish its last line.
 
+use super::positional;
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 
 /// Bytes read per call; a line longer than this grows the buffer.
 const BLOCK: usize = 4 << 20;
@@ -56,7 +56,7 @@ where
     if skip_partial {
         // The range starts a line only when the byte before it ends one.
         let mut prev = [0u8; 1];
-        file.read_exact_at(&mut prev, start - 1)?;
+        positional::read_exact_at(file, &mut prev, start - 1)?;
         skip_partial = prev[0] != b'\n';
     }
     let mut eof = false;
@@ -157,7 +157,7 @@ pub fn naming_file<E: Into<anyhow::Error>>(path: &std::path::Path) -> impl FnOnc
 
 fn read_some(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
     loop {
-        match file.read_at(buf, offset) {
+        match positional::read_at(file, buf, offset) {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             other => return other,
         }

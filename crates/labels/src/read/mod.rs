@@ -14,6 +14,7 @@ mod npy;
 mod npz;
 mod parquet;
 mod png;
+mod positional;
 mod safetensors;
 
 pub use self::array::{DType, DTypeKind};
