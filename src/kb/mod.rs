@@ -355,15 +355,31 @@ impl KnowledgeBase {
         message: Option<&str>,
     ) -> Option<AssertMatch<'_>> {
         self.matchers.match_assert(&self.asserts, file, kernel, condition, message).or_else(|| {
-            // A condition the knowledge base does not list, in a kernel it knows by name.
+            // A condition the knowledge base does not list (or none: a line whose assertion
+            // text was translated away), in a kernel it knows by file and function.
             let name = kernel_name(kernel);
-            if let Some(site) =
-                self.asserts.iter().find(|s| !s.internal && !name.is_empty() && s.kernel == name)
+            let stem = file_stem(file);
+            if let Some(stem) = stem.as_deref().filter(|_| !name.is_empty()) {
+                let mut same_place = self
+                    .asserts
+                    .iter()
+                    .filter(|s| !s.internal && s.kernel == name && file_stem(&s.file).as_deref() == Some(stem));
+                if let Some(first) = same_place.next() {
+                    if same_place.all(|s| s.cause == first.cause) {
+                        return Some(AssertMatch { site: first, values: serde_json::Map::new(), confirmed: false });
+                    }
+                }
+            }
+            // Or by its function's own name: a lambda's `operator()` names no kernel.
+            if let Some(site) = self
+                .asserts
+                .iter()
+                .find(|s| !s.internal && !name.is_empty() && name != "operator()" && s.kernel == name)
             {
                 return Some(AssertMatch { site, values: serde_json::Map::new(), confirmed: false });
             }
             // Or in a file whose checks all mean one thing (THC's and THCUNN's spellings).
-            let stem = file_stem(file)?;
+            let stem = stem?;
             let known = self.kernel_files.get(&stem)?;
             known.only_cause()?;
             let site =

@@ -72,6 +72,36 @@ fn parse_transcribed(text: &str) -> Option<AssertionLine> {
     parse(&printed).filter(|a| !a.condition.is_empty())
 }
 
+/// A kernel's assertion line whose `Assertion `…` failed` was translated or cut away
+/// (a browser's page translation writes `断言失败`): its place, block and thread keep their
+/// shape, and the file and function still name the check. The condition is empty. On a
+/// line that holds several (threads printing over each other), the first with a whole
+/// path, else the first.
+pub fn parse_place_only(text: &str) -> Option<AssertionLine> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(
+            r"(?P<file>[^\s:\[\]]+\.cuh?)\s?:(?P<line>\d+):(?:\s*(?P<kernel>[^:\[\]]+?)\s*:)?\s*block:\s*(?P<block>\[[\d,\s]*\]),\s*thread:\s*(?P<thread>\[[\d,\s]*\])",
+        )
+        .expect("the place pattern compiles")
+    });
+    let mut found = re.captures_iter(text);
+    let first = found.next()?;
+    let best = std::iter::once(first)
+        .chain(found)
+        .find(|c| c["file"].contains(['/', '\\']))
+        .or_else(|| re.captures(text))?;
+    Some(AssertionLine {
+        file: best["file"].to_string(),
+        line: best["line"].parse().ok(),
+        kernel: best.name("kernel").map_or(String::new(), |k| k.as_str().trim().to_string()),
+        condition: String::new(),
+        block: Some(best["block"].to_string()),
+        thread: Some(best["thread"].to_string()),
+        message: None,
+    })
+}
+
 /// Quotes a transcription may put around a condition instead of backticks.
 const QUOTES: &[char] = &['`', '\'', '"', '\u{2018}', '\u{2019}', '\u{201c}', '\u{201d}'];
 

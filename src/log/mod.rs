@@ -49,6 +49,8 @@ pub const TRIGGERS: &[&str] = &[
     "Fatal Python",
     "by peer",
     "device-side",
+    // A kernel's source file: its assertion line in any translation.
+    ".cu",
     "asynchronously",
     "CUDA_LAUNCH_BLOCKING",
     "CUBLAS_STATUS",
@@ -71,13 +73,30 @@ pub const TRIGGERS: &[&str] = &[
     "worker processes:",
 ];
 
+/// Every literal that makes a line worth parsing: the `TRIGGERS`, and the literal of each
+/// message the knowledge base knows, so that a message pasted without its exception type
+/// (`I had the same problem: Expected all tensors to be on the same device, …`) is read.
+pub fn trigger_literals() -> &'static [String] {
+    static LITERALS: OnceLock<Vec<String>> = OnceLock::new();
+    LITERALS.get_or_init(|| {
+        let kb = crate::kb::KnowledgeBase::get();
+        let mut literals: Vec<String> = TRIGGERS.iter().map(|t| t.to_string()).collect();
+        for message in &kb.messages {
+            if !literals.iter().any(|l| message.literal.contains(l.as_str())) {
+                literals.push(message.literal.clone());
+            }
+        }
+        literals
+    })
+}
+
 fn triggers() -> &'static AhoCorasick {
     static AC: OnceLock<AhoCorasick> = OnceLock::new();
     AC.get_or_init(|| {
         AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostFirst)
             .kind(Some(AhoCorasickKind::DFA))
-            .build(TRIGGERS)
+            .build(trigger_literals())
             .expect("trigger literals build an automaton")
     })
 }
@@ -306,6 +325,12 @@ impl ScanState {
         }
         if text.contains("ssertion") || text.contains("SSERTION") {
             if let Some(a) = assertion::parse(text) {
+                self.push_assertion(rank, a, number, false);
+                return;
+            }
+        }
+        if text.contains("block: [") && text.contains("thread: [") {
+            if let Some(a) = assertion::parse_place_only(text) {
                 self.push_assertion(rank, a, number, false);
                 return;
             }

@@ -89,6 +89,10 @@ fn strip_markup(text: Cow<'_, str>) -> Cow<'_, str> {
     } else if let Some(inner) = body.strip_prefix("**") {
         body = inner;
     }
+    // A message quoted as a whole (`"RuntimeError: …"`): the quotes are the writer's.
+    if let Some(inner) = quoted_exception(body) {
+        body = inner;
+    }
     // An inline-code span around a whole line, or one half of it at either end.
     if body.bytes().filter(|&b| b == b'`').count() % 2 == 1 {
         if let Some(inner) = body.strip_prefix('`') {
@@ -109,6 +113,18 @@ fn strip_markup(text: Cow<'_, str>) -> Cow<'_, str> {
     Cow::Owned(format!("{}{}", &text[..indent], body))
 }
 
+/// The inside of a line that is one quoted exception line: `"ValueError: …"`, `'…'`.
+fn quoted_exception(body: &str) -> Option<&str> {
+    let quote = body.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let inner = body[1..].trim_end_matches(['.', ',']).strip_suffix(quote)?;
+    let (name, _) = inner.split_once(": ")?;
+    let name = name.rsplit('.').next().unwrap_or(name);
+    let is_exception = !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && (name.ends_with("Error") || name.ends_with("Exception"));
+    (is_exception && !inner.contains(quote)).then_some(inner)
+}
+
 fn unescape_html(s: &str) -> String {
     if !s.contains(';') {
         return s.to_string();
@@ -125,12 +141,16 @@ fn unescape_html(s: &str) -> String {
         .replace("&amp;", "&")
 }
 
+/// Curly quotes as straight ones, and the full-width forms of ASCII that an East Asian
+/// input method or a browser's page translation writes (`IndexKernel.cu：92： operator（）`)
+/// as the ASCII the program printed.
 fn straighten_quotes(s: &str) -> String {
     s.chars()
         .map(|c| match c {
             '\u{201c}' | '\u{201d}' | '\u{201e}' | '\u{2033}' => '"',
             '\u{2018}' | '\u{2019}' | '\u{201a}' | '\u{2032}' => '\'',
-            '\u{a0}' => ' ',
+            '\u{a0}' | '\u{3000}' => ' ',
+            '\u{ff01}'..='\u{ff5e}' => char::from_u32(c as u32 - 0xff01 + 0x21).unwrap_or(c),
             c => c,
         })
         .collect()
@@ -178,6 +198,20 @@ mod tests {
         );
         assert_eq!(repair("```"), "");
         assert_eq!(repair("> RuntimeError: boom"), "RuntimeError: boom");
+        assert_eq!(
+            repair("\"IndexError: index 7 is out of bounds for dimension 0 with size 4\""),
+            "IndexError: index 7 is out of bounds for dimension 0 with size 4"
+        );
+        assert_eq!(repair("'ValueError: boom'"), "ValueError: boom");
+        assert_eq!(repair("\"a quoted remark\""), "\"a quoted remark\"");
+    }
+
+    #[test]
+    fn full_width_forms_are_ascii() {
+        assert_eq!(
+            repair("Kernel.cu\u{ff1a}57\u{ff1a} operator\u{ff08}\u{ff09}\u{ff1a} block\u{ff1a} [1,0,0]\u{ff0c}\u{3000}thread"),
+            "Kernel.cu:57: operator(): block: [1,0,0], thread"
+        );
     }
 
     #[test]

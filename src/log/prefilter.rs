@@ -1,6 +1,6 @@
 //! Which lines of a large mapped log reach the parser while no event is open.
 //!
-//! The streaming reader parses every line that holds one of the `TRIGGERS`. Searching a
+//! The streaming reader parses every line that holds one of the `trigger_literals`. Searching a
 //! large file for all of them runs at a fraction of memory speed, because several are
 //! short and common (`inf`, `nan`, `In[`, `File `). Every event the parser starts from
 //! an idle state is announced by one of a few rare literals (`SEEDS`): an exception or
@@ -20,7 +20,7 @@
 //! chunks; `reference_candidates` computes it naively, and the mapped reader is tested
 //! and fuzzed against it.
 
-use super::{triggers, TRIGGERS};
+use super::{trigger_literals, triggers};
 use aho_corasick::packed;
 use aho_corasick::{AhoCorasick, Input, MatchKind, Span};
 use std::sync::OnceLock;
@@ -188,7 +188,7 @@ pub fn reference_candidates(bytes: &[u8], reach: Reach) -> Vec<(usize, u64)> {
         // The newline ending the line, or the end of the file for a last line without one.
         let newline = memchr::memchr(b'\n', &bytes[start..]).map_or(len, |i| start + i);
         let line = &bytes[start..newline];
-        let has_trigger = TRIGGERS.iter().any(|t| memchr::memmem::find(line, t.as_bytes()).is_some());
+        let has_trigger = trigger_literals().iter().any(|t| memchr::memmem::find(line, t.as_bytes()).is_some());
         let in_tail = reach.tail > 0 && newline + reach.tail >= len;
         let near_seed = any_in(&seeds, start.saturating_sub(reach.near), newline + reach.near);
         let stated = any_in(&everywhere, start, newline);
