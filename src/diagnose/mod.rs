@@ -52,6 +52,9 @@ enum Strength {
     CutTraceback,
     PlainError,
     Peer,
+    /// A traceback cut off before its message, in no op the knowledge base knows: it
+    /// still says where the user's code was when the error happened.
+    CutUnknown,
 }
 
 /// One error seen in a stream, classified.
@@ -178,6 +181,9 @@ fn classify_traceback<'a>(kb: &'static KnowledgeBase, si: usize, tb: &'a Traceba
         if let Some(f) = cut_traceback_failure(kb, si, tb) {
             return Some(f);
         }
+        if classified.is_none() && frames::user_frame(tb).is_some() {
+            return Some(cut_unknown_failure(si, tb));
+        }
     }
     let exc = exc?;
     let mut f = classified?;
@@ -218,6 +224,31 @@ fn cut_traceback_failure<'a>(
         tolerant: false,
         stated_location: None,
     })
+}
+
+/// A traceback that stops before its message inside no op the knowledge base knows: no
+/// cause, but its deepest frame in the user's code, stated with low confidence. The
+/// weakest failure: any error the log does show comes first.
+fn cut_unknown_failure<'a>(si: usize, tb: &'a Traceback) -> Failure<'a> {
+    let last = tb.innermost().frames.last().or(tb.frames.last());
+    let at = last.map_or(tb.log_line, |f| f.log_line);
+    Failure {
+        strength: Strength::CutUnknown,
+        cause: None,
+        op: None,
+        title: None,
+        hint: Some(
+            "The log stops before the error message and its last frames are in no op assertscope knows: the error's cause is not in the log (low confidence). Paste the whole error to get it explained.".to_string(),
+        ),
+        values: Map::new(),
+        text: "(the traceback stops before its error message)".to_string(),
+        at: (si, at),
+        traceback: Some(tb),
+        assertion: None,
+        followon: None,
+        tolerant: false,
+        stated_location: None,
+    }
 }
 
 /// What the frames of a traceback say about the op, and what bad values mean there.
@@ -660,7 +691,7 @@ fn build_diagnosis(
                 Confidence::High
             }
             Strength::StickyAssert | Strength::Cascade | Strength::Peer => Confidence::Medium,
-            Strength::CutTraceback => Confidence::Low,
+            Strength::CutTraceback | Strength::CutUnknown => Confidence::Low,
         },
         title: root.title.clone(),
         hint: root.hint.clone(),
@@ -926,7 +957,7 @@ fn evidence_kind(f: &Failure<'_>) -> &'static str {
         Strength::Guard => "guard",
         Strength::Peer => "peer",
         Strength::Cascade => "follow-on",
-        Strength::CutTraceback => "innermost-frame",
+        Strength::CutTraceback | Strength::CutUnknown => "innermost-frame",
         _ if f.traceback.is_some() => "exception",
         _ => "error",
     }
@@ -1016,6 +1047,10 @@ fn secondary(
             continue;
         }
         let Some(f) = stream.failures.iter().min_by_key(|f| (f.strength, f.at)) else { continue };
+        // A cut traceback of another stream says nothing of what happened there.
+        if f.strength == Strength::CutUnknown {
+            continue;
+        }
         // Unprefixed teardown lines of a job whose ranks are known add nothing.
         if ranked && matches!(key, StreamKey::Source(_)) && f.strength >= Strength::Peer {
             continue;

@@ -149,7 +149,27 @@ impl Matchers {
                 });
             }
         }
-        None
+        self.match_interleaved(asserts, &condition)
+    }
+
+    /// A condition with other text run into its end: GPU threads printing over each other
+    /// (`… && "index out of bounds",0/pytorch/aten/…`). The longest known condition the
+    /// text begins with, ending where a word ends; unconfirmed.
+    fn match_interleaved<'kb>(&self, asserts: &'kb [AssertSite], condition: &str) -> Option<AssertMatch<'kb>> {
+        const SHORTEST_PREFIX: usize = 12;
+        let key = condition_key(condition);
+        let (_, sites) = self
+            .by_condition
+            .iter()
+            .filter(|(known, _)| {
+                known.len() >= SHORTEST_PREFIX
+                    && key.len() > known.len()
+                    && key.starts_with(known.as_str())
+                    && !key[known.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+            })
+            .max_by_key(|(known, _)| known.len())?;
+        let site = &asserts[*sites.first()?];
+        (!is_generic_condition(&site.condition)).then(|| AssertMatch { site, values: Map::new(), confirmed: false })
     }
 
     pub fn match_message<'kb>(&self, messages: &'kb [Message], text: &str) -> Option<MessageMatch<'kb>> {

@@ -251,6 +251,9 @@ struct ScanState {
     dsa_rank: Option<u32>,
     group_index: HashMap<GroupKey, usize>,
     ray: ray::RayLines,
+    /// Log line of anomaly mode's "Traceback of forward call that caused the error": the
+    /// stack printed after it is a warning's context, not an error's traceback.
+    forward_call_stack: Option<u64>,
 }
 
 impl ScanState {
@@ -265,6 +268,7 @@ impl ScanState {
             dsa_rank: None,
             group_index: HashMap::new(),
             ray: ray::RayLines::default(),
+            forward_call_stack: None,
         }
     }
 
@@ -322,6 +326,9 @@ impl ScanState {
         }
         if let Some(a) = self.dsa.take() {
             self.push_assertion(self.dsa_rank, a, number, true);
+        }
+        if text.contains("Traceback of forward call that caused the error") {
+            self.forward_call_stack = Some(number);
         }
         if text.contains("ssertion") || text.contains("SSERTION") {
             if let Some(a) = assertion::parse(text) {
@@ -438,6 +445,13 @@ impl ScanState {
     }
 
     fn push_traceback(&mut self, rank: Option<u32>, traceback: Traceback) {
+        if let Some(at) = self.forward_call_stack {
+            let first = traceback.frames.first().map_or(traceback.log_line, |f| f.log_line);
+            if first == at || first == at + 1 {
+                self.forward_call_stack = None;
+                return;
+            }
+        }
         // A DSA report printed inside an exception message names the failed assertion.
         if let Some(exc) = &traceback.innermost().exception {
             let mut dsa = DsaReport::default();
