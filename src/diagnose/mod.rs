@@ -921,13 +921,17 @@ fn write_up(
     // The fix for this very case, when the values show which it is, replaces the cause's
     // general one: one piece of advice.
     let mut fix = values::hints(kb, &cause_id, &values).into_iter().next().unwrap_or_else(|| cause.fix.clone());
-    if cause_id == "none" {
+    if root.strength == Strength::CutUnknown {
+        fix = "The log stops before the error message: paste or run again to get the whole error (its last line names the exception), then explain it again. The frame shown is where your code was when it failed.".to_string();
+    } else if cause_id == "none" {
         fix = format!(
             "The run failed with a plain Python error, not a tensor or CUDA error: {}. {}",
             root.text, cause.fix
         );
     }
-    let title = title.unwrap_or_else(|| match (cause_id.as_str(), &op) {
+    let cut_title = (root.strength == Strength::CutUnknown)
+        .then(|| "the log stops before the error message; its cause is not in the log".to_string());
+    let title = title.or(cut_title).unwrap_or_else(|| match (cause_id.as_str(), &op) {
         ("none", _) => format!("{}: {}", cause.title, root.text),
         ("distributed-peer-failure", Some(op)) => format!("{} (blocked in {op})", cause.title),
         ("cascade", Some(op)) => format!("{} (it surfaced in {op})", cause.title),

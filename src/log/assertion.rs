@@ -73,15 +73,16 @@ fn parse_transcribed(text: &str) -> Option<AssertionLine> {
 }
 
 /// A kernel's assertion line whose `Assertion `…` failed` was translated or cut away
-/// (a browser's page translation writes `断言失败`): its place, block and thread keep their
-/// shape, and the file and function still name the check. The condition is empty. On a
+/// (a browser's page translation writes `断言失败`, and `block`, `thread` in its own
+/// words): its place, block and thread keep their shape, and the file and function still
+/// name the check. The condition is empty. On a
 /// line that holds several (threads printing over each other), the first with a whole
 /// path, else the first.
 pub fn parse_place_only(text: &str) -> Option<AssertionLine> {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
         regex::Regex::new(
-            r"(?P<file>[^\s:\[\]]+\.cuh?)\s?:(?P<line>\d+):(?:\s*(?P<kernel>[^:\[\]]+?)\s*:)?\s*block:\s*(?P<block>\[[\d,\s]*\]),\s*thread:\s*(?P<thread>\[[\d,\s]*\])",
+            r"(?P<file>[^\s:\[\]]+\.cuh?)\s?:(?P<line>\d+):(?:\s*(?P<kernel>[^:\[\]]+?)\s*:)?\s*[^\s:\[\],]+:\s*(?P<block>\[[\d,\s]*\]),\s*[^\s:\[\],]+:\s*(?P<thread>\[[\d,\s]*\])",
         )
         .expect("the place pattern compiles")
     });

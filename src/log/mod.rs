@@ -336,7 +336,7 @@ impl ScanState {
                 return;
             }
         }
-        if text.contains("block: [") && text.contains("thread: [") {
+        if (text.contains(".cu:") || text.contains(".cuh:")) && text.contains("],") {
             if let Some(a) = assertion::parse_place_only(text) {
                 self.push_assertion(rank, a, number, false);
                 return;

@@ -69,6 +69,11 @@ fn strip_markup(text: Cow<'_, str>) -> Cow<'_, str> {
     if body.starts_with("```") || body.starts_with("~~~") {
         return Cow::Borrowed("");
     }
+    // A line inside rich's panels (rich.traceback, its locals): the borders and tree
+    // guides around the text are drawing, not output.
+    if body.starts_with('\u{2502}') {
+        body = body.trim_start_matches(['\u{2502}', ' ']).trim_end_matches(['\u{2502}', ' ']);
+    }
     // Block quote (and loguru's `> File` marker of the raising frame).
     if let Some(rest) = body.strip_prefix("> ").or_else(|| (body == ">").then_some("")) {
         body = rest;
@@ -204,6 +209,14 @@ mod tests {
         );
         assert_eq!(repair("'ValueError: boom'"), "ValueError: boom");
         assert_eq!(repair("\"a quoted remark\""), "\"a quoted remark\"");
+    }
+
+    #[test]
+    fn rich_panel_borders_are_drawing() {
+        assert_eq!(
+            repair("\u{2502} \u{2502}     \u{2502}   <repr-error 'CUDA error: an illegal memory access was    \u{2502} \u{2502}"),
+            "<repr-error 'CUDA error: an illegal memory access was"
+        );
     }
 
     #[test]
