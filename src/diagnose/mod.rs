@@ -920,7 +920,8 @@ fn write_up(
     let explanation = paragraphs.join("\n\n");
     // The fix for this very case, when the values show which it is, replaces the cause's
     // general one: one piece of advice.
-    let mut fix = values::hints(kb, &cause_id, &values).into_iter().next().unwrap_or_else(|| cause.fix.clone());
+    let mut fix =
+        values::hints(kb, &cause_id, &values).into_iter().next().unwrap_or_else(|| cause.fix.clone());
     if root.strength == Strength::CutUnknown {
         fix = "The log stops before the error message: paste or run again to get the whole error (its last line names the exception), then explain it again. The frame shown is where your code was when it failed.".to_string();
     } else if cause_id == "none" {

@@ -155,7 +155,11 @@ impl Matchers {
     /// A condition with other text run into its end: GPU threads printing over each other
     /// (`… && "index out of bounds",0/pytorch/aten/…`). The longest known condition the
     /// text begins with, ending where a word ends; unconfirmed.
-    fn match_interleaved<'kb>(&self, asserts: &'kb [AssertSite], condition: &str) -> Option<AssertMatch<'kb>> {
+    fn match_interleaved<'kb>(
+        &self,
+        asserts: &'kb [AssertSite],
+        condition: &str,
+    ) -> Option<AssertMatch<'kb>> {
         const SHORTEST_PREFIX: usize = 12;
         let key = condition_key(condition);
         let (_, sites) = self
@@ -169,7 +173,11 @@ impl Matchers {
             })
             .max_by_key(|(known, _)| known.len())?;
         let site = &asserts[*sites.first()?];
-        (!is_generic_condition(&site.condition)).then(|| AssertMatch { site, values: Map::new(), confirmed: false })
+        (!is_generic_condition(&site.condition)).then(|| AssertMatch {
+            site,
+            values: Map::new(),
+            confirmed: false,
+        })
     }
 
     pub fn match_message<'kb>(&self, messages: &'kb [Message], text: &str) -> Option<MessageMatch<'kb>> {

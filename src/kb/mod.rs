@@ -360,13 +360,16 @@ impl KnowledgeBase {
             let name = kernel_name(kernel);
             let stem = file_stem(file);
             if let Some(stem) = stem.as_deref().filter(|_| !name.is_empty()) {
-                let mut same_place = self
-                    .asserts
-                    .iter()
-                    .filter(|s| !s.internal && s.kernel == name && file_stem(&s.file).as_deref() == Some(stem));
+                let mut same_place = self.asserts.iter().filter(|s| {
+                    !s.internal && s.kernel == name && file_stem(&s.file).as_deref() == Some(stem)
+                });
                 if let Some(first) = same_place.next() {
                     if same_place.all(|s| s.cause == first.cause) {
-                        return Some(AssertMatch { site: first, values: serde_json::Map::new(), confirmed: false });
+                        return Some(AssertMatch {
+                            site: first,
+                            values: serde_json::Map::new(),
+                            confirmed: false,
+                        });
                     }
                 }
             }

@@ -188,7 +188,8 @@ pub fn reference_candidates(bytes: &[u8], reach: Reach) -> Vec<(usize, u64)> {
         // The newline ending the line, or the end of the file for a last line without one.
         let newline = memchr::memchr(b'\n', &bytes[start..]).map_or(len, |i| start + i);
         let line = &bytes[start..newline];
-        let has_trigger = trigger_literals().iter().any(|t| memchr::memmem::find(line, t.as_bytes()).is_some());
+        let has_trigger =
+            trigger_literals().iter().any(|t| memchr::memmem::find(line, t.as_bytes()).is_some());
         let in_tail = reach.tail > 0 && newline + reach.tail >= len;
         let near_seed = any_in(&seeds, start.saturating_sub(reach.near), newline + reach.near);
         let stated = any_in(&everywhere, start, newline);
