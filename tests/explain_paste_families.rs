@@ -113,3 +113,39 @@ Traceback (most recent call last):
     let with_error = format!("{log}RuntimeError: CUDA error: out of memory\n");
     assert_eq!(explain("cut-then-oom", &with_error).0, "out-of-memory");
 }
+
+#[test]
+fn a_message_inside_richs_locals_panel() {
+    let log = "\
+\u{2502} \u{2502}      batch = {                                                        \u{2502} \u{2502}
+\u{2502} \u{2502}              'x': <repr-error 'CUDA error: an illegal memory access    \u{2502} \u{2502}
+\u{2502} \u{2502}              was encountered\\nCUDA kernel errors might be'>,          \u{2502} \u{2502}
+";
+    assert_eq!(explain("rich-locals", log).0, "illegal-memory-access");
+}
+
+#[test]
+fn a_cut_notebook_traceback_names_its_type_in_the_header() {
+    let cut = |header: &str| {
+        format!(
+            "\
+---------------------------------------------------------------------------
+{header}                                Traceback (most recent call last)
+<ipython-input-7-0a1b2c3d4e5f> in <module>
+      9     for xb, yb in dl:
+     10         logits = net(xb.cuda())
+---> 11         l = loss_fn(logits, yb.cuda())
+     12         l.backward()
+
+/usr/local/lib/python3.8/dist-packages/torch/nn/modules/module.py in _call_impl(self, *input, **kwargs)
+    725             result = self._slow_forward(*input, **kwargs)
+"
+        )
+    };
+    let (cause, frame, confidence) = explain("cut-index-error", &cut("IndexError"));
+    assert_eq!(cause, "target-out-of-range");
+    assert_eq!(frame, "<ipython-input-7-0a1b2c3d4e5f>:11");
+    assert_eq!(confidence, "low");
+    // Another type says nothing of the targets.
+    assert_eq!(explain("cut-runtime-error", &cut("RuntimeError")).0, "none");
+}

@@ -199,10 +199,12 @@ fn cut_traceback_failure<'a>(
     si: usize,
     tb: &'a Traceback,
 ) -> Option<Failure<'a>> {
-    let (frame, op) = frames::innermost_first(tb).into_iter().find_map(|frame| {
+    let Some((frame, op)) = frames::innermost_first(tb).into_iter().find_map(|frame| {
         let is_torch = frames::origin(&frame.file) == frames::Origin::Torch;
         kb.op_of_frame(frame.function.as_deref(), frame.code.as_deref(), is_torch).map(|op| (frame, op))
-    })?;
+    }) else {
+        return index_error_in_loss_call(si, tb);
+    };
     let cause = op.bad_values.clone()?;
     let line = frame.line.map_or("?".to_string(), |l| l.to_string());
     let function = frame.function.as_deref().map_or(String::new(), |f| format!(", in {f}"));
@@ -217,6 +219,41 @@ fn cut_traceback_failure<'a>(
         )),
         values: Map::new(),
         text: format!("File \"{}\", line {line}{function} (the last frame before the log stops)", frame.file),
+        at: (si, frame.log_line),
+        traceback: Some(tb),
+        assertion: None,
+        followon: None,
+        tolerant: false,
+        stated_location: None,
+    })
+}
+
+/// A cut IPython traceback whose header says `IndexError`, stopped inside a loss module
+/// called on a target (`criterion(output, target)`, `loss_fn(...)`): the IndexError a
+/// class-index loss raises is its target check (`Target 4 is out of bounds`). Low
+/// confidence: the message, and so the loss, is not in the log.
+fn index_error_in_loss_call<'a>(si: usize, tb: &'a Traceback) -> Option<Failure<'a>> {
+    static LOSS_CALL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let loss_call = LOSS_CALL.get_or_init(|| {
+        regex::Regex::new(r"(?i)\b(?:criterion|loss_fn|loss_func|loss_function|\w*_loss|\w*loss)\s*\(.*\b(?:target|label|labels|y|gt)\w*")
+            .expect("the loss call pattern compiles")
+    });
+    if tb.header_type.as_deref() != Some("IndexError") {
+        return None;
+    }
+    let frame = frames::user_frame(tb)?;
+    frame.code.as_deref().filter(|code| loss_call.is_match(code))?;
+    let line = frame.line.map_or("?".to_string(), |l| l.to_string());
+    Some(Failure {
+        strength: Strength::CutTraceback,
+        cause: Some("target-out-of-range".into()),
+        op: None,
+        title: None,
+        hint: Some(
+            "The log stops before the error message: IPython's header says IndexError, and the last frame in your code calls a loss on the targets. A class-index loss raises IndexError for a target outside [0, C) (low confidence: the message is not in the log). Paste the whole error to confirm it.".to_string(),
+        ),
+        values: Map::new(),
+        text: format!("IndexError in \"{}\", line {line} (the log stops before the message)", frame.file),
         at: (si, frame.log_line),
         traceback: Some(tb),
         assertion: None,

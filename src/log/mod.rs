@@ -348,7 +348,7 @@ impl ScanState {
         }
         if let Some(style) = traceback::header_style(text) {
             let chained = self.chain_markers.remove(&rank).is_some_and(|m| number <= m + 4);
-            self.builders.insert(rank, Builder::new(style, number).chained(chained));
+            self.builders.insert(rank, Builder::new(style, number).chained(chained).header_type_from(text));
             return;
         }
         if let Some(current) = traceback::faulthandler_header(text) {
@@ -499,8 +499,17 @@ impl ScanState {
 fn looks_like_error_line(text: &str) -> bool {
     let head = text.split(':').next().unwrap_or("");
     let last = head.rsplit('.').next().unwrap_or(head);
-    !head.contains(' ')
-        && (last.ends_with("Error") || last.ends_with("Exception") || traceback::is_retyped_error_name(last))
+    (!head.contains(' ')
+        && (last.ends_with("Error") || last.ends_with("Exception") || traceback::is_retyped_error_name(last)))
+        || is_library_error_prefix(head)
+}
+
+/// `CUDA error`, `NCCL error`, `HIP error`: the prefix a GPU library's error carries inside
+/// the exception's message, printed alone where the exception's type was not (a repr).
+fn is_library_error_prefix(head: &str) -> bool {
+    head.split_once(' ').is_some_and(|(library, word)| {
+        word == "error" && library.len() >= 3 && library.bytes().all(|b| b.is_ascii_uppercase())
+    })
 }
 
 /// The rank named inside a message, as NCCL's watchdog writes it: `[Rank 3]`.

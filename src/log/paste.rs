@@ -74,6 +74,10 @@ fn strip_markup(text: Cow<'_, str>) -> Cow<'_, str> {
     if body.starts_with('\u{2502}') {
         body = body.trim_start_matches(['\u{2502}', ' ']).trim_end_matches(['\u{2502}', ' ']);
     }
+    // rich writes a value whose repr raised as `<repr-error 'MESSAGE'>`: the message.
+    if let Some((_, inner)) = body.split_once("<repr-error '") {
+        body = inner.trim_end_matches([',', '>', '\'']);
+    }
     // Block quote (and loguru's `> File` marker of the raising frame).
     if let Some(rest) = body.strip_prefix("> ").or_else(|| (body == ">").then_some("")) {
         body = rest;
@@ -215,8 +219,9 @@ mod tests {
     fn rich_panel_borders_are_drawing() {
         assert_eq!(
             repair("\u{2502} \u{2502}     \u{2502}   <repr-error 'CUDA error: an illegal memory access was    \u{2502} \u{2502}"),
-            "<repr-error 'CUDA error: an illegal memory access was"
+            "CUDA error: an illegal memory access was"
         );
+        assert_eq!(repair("<repr-error 'boom'>,"), "boom");
     }
 
     #[test]

@@ -73,6 +73,9 @@ pub struct Traceback {
     pub chained: bool,
     /// For faulthandler dumps: the thread was the current one.
     pub current_thread: bool,
+    /// The exception type IPython prints before its header (`IndexError   Traceback …`):
+    /// known even when the paste stops before the message.
+    pub header_type: Option<String>,
 }
 
 impl Traceback {
@@ -86,6 +89,7 @@ impl Traceback {
             original: None,
             chained: false,
             current_thread: false,
+            header_type: None,
         }
     }
 
@@ -281,6 +285,18 @@ impl Builder {
 
     pub fn chained(mut self, chained: bool) -> Builder {
         self.tb.chained = chained;
+        self
+    }
+
+    /// The exception type an IPython header names.
+    pub fn header_type_from(mut self, header: &str) -> Builder {
+        if self.tb.style == Style::IPython {
+            if let Some(i) = header.find("Traceback (most recent call last)") {
+                self.tb.header_type = header[..i].split_whitespace().last().map(|t| {
+                    t.trim_start_matches(|c: char| !c.is_ascii_alphabetic()).to_string()
+                });
+            }
+        }
         self
     }
 
