@@ -205,7 +205,9 @@ fn cut_traceback_failure<'a>(
     }) else {
         return index_error_in_loss_call(si, tb);
     };
-    let cause = op.bad_values.clone()?;
+    let Some(cause) = op.bad_values.clone() else {
+        return index_error_in_loss_call(si, tb);
+    };
     let line = frame.line.map_or("?".to_string(), |l| l.to_string());
     let function = frame.function.as_deref().map_or(String::new(), |f| format!(", in {f}"));
     Some(Failure {

@@ -336,7 +336,11 @@ impl ScanState {
                 return;
             }
         }
-        if (text.contains(".cu:") || text.contains(".cuh:")) && text.contains("],") {
+        // A kernel's place without the word "Assertion": its words were translated away.
+        if (text.contains(".cu:") || text.contains(".cuh:"))
+            && text.contains("],")
+            && !text.contains("ssertion")
+        {
             if let Some(a) = assertion::parse_place_only(text) {
                 self.push_assertion(rank, a, number, false);
                 return;

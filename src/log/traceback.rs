@@ -292,9 +292,10 @@ impl Builder {
     pub fn header_type_from(mut self, header: &str) -> Builder {
         if self.tb.style == Style::IPython {
             if let Some(i) = header.find("Traceback (most recent call last)") {
-                self.tb.header_type = header[..i].split_whitespace().last().map(|t| {
-                    t.trim_start_matches(|c: char| !c.is_ascii_alphabetic()).to_string()
-                });
+                self.tb.header_type = header[..i]
+                    .split_whitespace()
+                    .last()
+                    .map(|t| t.trim_start_matches(|c: char| !c.is_ascii_alphabetic()).to_string());
             }
         }
         self
