@@ -149,3 +149,11 @@ fn a_cut_notebook_traceback_names_its_type_in_the_header() {
     // Another type says nothing of the targets.
     assert_eq!(explain("cut-runtime-error", &cut("RuntimeError")).0, "none");
 }
+
+#[test]
+fn pytorch_04s_named_tensor_types() {
+    let log = "loss = F.smooth_l1_loss(pred, gt)  ->  RuntimeError: Expected object of type torch.cuda.FloatTensor but found type torch.cuda.LongTensor for argument #2 'target'\n";
+    assert_eq!(explain("legacy-target-type", log).0, "target-dtype");
+    let log = "RuntimeError: Expected object of type torch.FloatTensor but found type torch.cuda.FloatTensor for argument #2 'weight'\n";
+    assert_eq!(explain("legacy-device-type", log).0, "device-mismatch");
+}
