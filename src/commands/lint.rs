@@ -83,6 +83,10 @@ pub fn execute(args: LintArgs) -> anyhow::Result<u8> {
     };
     let options = WalkOptions { configs: &configs, threads, force_exclude: args.force_exclude, fix };
     let outcome = walk::lint_paths(&args.paths, &options)?;
+    if outcome.files == 0 && outcome.unreadable.is_empty() {
+        let palette = Palette::new(args.color.for_stderr());
+        eprintln!("{}warning{}: No Python files found under the given path(s)", palette.warning, palette.reset);
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let palette = Palette::new(args.color.for_stdout());
