@@ -412,7 +412,10 @@ fn a_path_without_python_files_warns_as_ruff_does() {
 }
 
 fn rules(id: &str) -> (Option<i32>, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_assertscope")).args(["rules", id, "--color", "never"]).output().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_assertscope"))
+        .args(["rules", id, "--color", "never"])
+        .output()
+        .unwrap();
     (output.status.code(), String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
@@ -424,7 +427,12 @@ fn rules_opens_the_cause_page_for_a_cause_id_and_the_rule_for_a_code_or_name() {
     let (code, page) = rules("target-out-of-range");
     assert_eq!(code, Some(0));
     assert!(page.starts_with("target-out-of-range: class target out of range\n"), "{page}");
-    assert!(page.contains("`target-out-of-range` is also the name of lint rule AS112 (`assertscope rules AS112`)"), "{page}");
+    assert!(
+        page.contains(
+            "`target-out-of-range` is also the name of lint rule AS112 (`assertscope rules AS112`)"
+        ),
+        "{page}"
+    );
     let (_, rule) = rules("AS112");
     assert!(rule.starts_with("AS112 (target-out-of-range)"), "{rule}");
     let (_, by_name) = rules("one-hot-target");

@@ -9,7 +9,6 @@ use crate::render::{self, style::ColorChoice, style::Palette};
 use crate::report::Report;
 use anyhow::Context;
 use std::fs::File;
-use std::os::unix::fs::FileTypeExt;
 use std::io::{self, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -188,11 +187,23 @@ fn scan_stdin() -> anyhow::Result<LogScan> {
     scan_reader(io::stdin().lock(), "-", None).context("<stdin>")
 }
 
+/// A block or character device (`/dev/zero`); Windows has no such files to name.
+#[cfg(unix)]
+fn is_device(kind: &std::fs::FileType) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    kind.is_block_device() || kind.is_char_device()
+}
+
+#[cfg(not(unix))]
+fn is_device(_: &std::fs::FileType) -> bool {
+    false
+}
+
 fn scan_file(path: &Path, rank: Option<u32>) -> anyhow::Result<LogScan> {
     let file = File::open(path).with_context(|| format!("{}", path.display()))?;
     // A device never ends (/dev/zero) and holds no log; a FIFO or a terminal may.
     let kind = file.metadata().with_context(|| format!("{}", path.display()))?.file_type();
-    if (kind.is_block_device() || kind.is_char_device()) && !file.is_terminal() {
+    if is_device(&kind) && !file.is_terminal() {
         anyhow::bail!("{}: a device, not a log file (pipe a log in, or name the file)", path.display());
     }
     let name = path.display().to_string();

@@ -200,7 +200,16 @@ pub fn lint_source_with(
             assertscope_flow::nesting::MAX_NESTING
         );
         let range = ruff_text_size::TextRange::empty(at);
-        return vec![source::locate(&parsed, path, SYNTAX_ERROR, Severity::Error, range, message, None, None)];
+        return vec![source::locate(
+            &parsed,
+            path,
+            SYNTAX_ERROR,
+            Severity::Error,
+            range,
+            message,
+            None,
+            None,
+        )];
     }
     let mut findings: Vec<Violation> = parsed
         .syntax_errors()

@@ -316,8 +316,14 @@ const SCANNER_NICE: libc::c_int = 10;
 fn set_own_priority(nice: libc::c_int) -> bool {
     #[cfg(target_os = "linux")]
     {
-        // SAFETY: setpriority on this thread's own id changes only its scheduling weight.
-        unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, nice) == 0 }
+        // The raw system call, not glibc's gettid(): that wrapper came with glibc 2.30, and the
+        // manylinux2014 wheel links against glibc 2.17.
+        // SAFETY: gettid takes no arguments; setpriority on this thread's own id changes only
+        // its scheduling weight.
+        unsafe {
+            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+            libc::setpriority(libc::PRIO_PROCESS, tid, nice) == 0
+        }
     }
     #[cfg(not(target_os = "linux"))]
     {

@@ -12,8 +12,8 @@ pub const DOC: RuleDoc = RuleDoc {
     what_it_does: "For CrossEntropyLoss / NLLLoss calls, works out the number of classes the input scores (the \
 size of the last `nn.Linear` / convolution that makes it, through `nn.Sequential`, local models and \
 `DistributedDataParallel`) and the highest label the target can hold (`torch.randint(low, high)`, \
-`torch.full`, literal labels, and stores like `masks[...] = 255`, through returns, a TensorDataset and \
-its DataLoader). Reports targets whose highest label is not below the class count, unless it is the \
+`numpy.random.randint`, `torch.full`, literal labels, and stores like `masks[...] = 255`, through \
+returns, `torch.from_numpy`, and a DataLoader over a TensorDataset or a local Dataset's `__getitem__`). Reports targets whose highest label is not below the class count, unless it is the \
 loss's `ignore_index`.",
     why_it_matters: "A label equal to or above the number of classes trips `t >= 0 && t < n_classes` in \
 the loss kernel: a device-side assert on the GPU, \"Target N is out of bounds\" on the CPU. 1-based \

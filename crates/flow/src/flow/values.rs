@@ -237,6 +237,16 @@ impl<'a> Flow<'a> {
                     Instance::Torch("TensorDataset", ctor, ctor_scope) => {
                         Some((ctor.arguments.args.get(index)?, ctor_scope))
                     }
+                    // A local Dataset: element `index` of the one tuple its `__getitem__` returns.
+                    Instance::Local(class, _, _) => {
+                        let getitem = self.method(class, "__getitem__")?;
+                        let returns = self.sem.returns.get(&getitem)?;
+                        let [Expr::Tuple(tuple)] = &returns[..] else { return None };
+                        if tuple.elts.iter().any(Expr::is_starred_expr) {
+                            return None;
+                        }
+                        Some((tuple.elts.get(index)?, getitem))
+                    }
                     _ => None,
                 }
             }
@@ -267,6 +277,12 @@ impl<'a> Flow<'a> {
                     let v = self.int_at(argument(call, "fill_value", Some(1))?, scope, depth + 1)?;
                     Some(made(v, format!("filled with {v} here")))
                 }
+                // An array made into a tensor keeps its values.
+                "from_numpy" | "as_tensor" | "tensor"
+                    if call.arguments.args.first().is_some_and(|a| matches!(a, Expr::Name(_))) =>
+                {
+                    self.max_at(&call.arguments.args[0], scope, ignore, depth + 1)
+                }
                 "tensor" | "as_tensor" | "LongTensor" => {
                     let Some(Expr::List(list)) = call.arguments.args.first() else { return None };
                     let values: Option<Vec<i64>> = list.elts.iter().map(int_literal).collect();
@@ -275,6 +291,21 @@ impl<'a> Flow<'a> {
                 }
                 _ => None,
             };
+        }
+        if self.sem.api_in(&call.func, "numpy") == Some("randint") {
+            // numpy's randint(high) or randint(low, high, size): `high` is exclusive.
+            let high = match call.arguments.args.len() {
+                1 => call.arguments.args.first(),
+                _ => argument(call, "high", Some(1)),
+            }?;
+            let top = self.int_at(high, scope, depth + 1)?.checked_sub(1)?;
+            return Some(Max {
+                value: top,
+                evidence: vec![Evidence {
+                    place: Place::Here(call.range()),
+                    label: format!("draws labels up to {top} here"),
+                }],
+            });
         }
         match &*call.func {
             Expr::Attribute(attr) if SAME_VALUES.contains(&attr.attr.as_str()) => {

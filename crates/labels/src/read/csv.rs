@@ -148,9 +148,8 @@ fn column_index(
 }
 
 fn starts_with_bom(f: &std::fs::File) -> bool {
-    use std::os::unix::fs::FileExt;
     let mut head = [0u8; 3];
-    f.read_exact_at(&mut head, 0).is_ok() && head == *b"\xef\xbb\xbf"
+    super::positional::read_exact_at(f, &mut head, 0).is_ok() && head == *b"\xef\xbb\xbf"
 }
 
 /// A byte range of an unquoted file.

@@ -4,7 +4,7 @@
 //! and where the data starts.
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
+use super::positional::{read_at, read_exact_at};
 
 /// The names kept to show in a message.
 const NAMES_KEPT: usize = 31;
@@ -145,7 +145,7 @@ impl Scan<'_> {
             return Ok(true);
         }
         let n = loop {
-            match self.file.read_at(&mut self.block, self.offset) {
+            match read_at(self.file, &mut self.block, self.offset) {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 other => break other?,
             }
@@ -168,7 +168,7 @@ impl Scan<'_> {
             return Ok(None);
         }
         let mut b = [0u8; 1];
-        self.file.read_exact_at(&mut b, self.offset - 1)?;
+        read_exact_at(self.file, &mut b, self.offset - 1)?;
         Ok(Some(b[0]))
     }
 }

@@ -3,6 +3,7 @@
 //! classes.
 
 use super::arrow::{push_batches, resolve_column};
+use super::positional::read_exact_at;
 use super::{open, FilePlan, ReadCtx, ReadOptions, Unit, UnitEnd};
 use crate::input::InputFile;
 use crate::stats::Stats;
@@ -39,10 +40,9 @@ fn batches(file: &InputFile, projection: Option<Vec<usize>>) -> anyhow::Result<(
 /// Checks that every block the footer of an IPC file lists lies inside the file: the
 /// reader allocates what a block claims before it reads a byte of it.
 fn check_blocks(f: &std::fs::File) -> Result<(), String> {
-    use std::os::unix::fs::FileExt;
     let len = f.metadata().map_err(|e| e.to_string())?.len();
     let mut tail = [0u8; 10];
-    if len < 18 || f.read_exact_at(&mut tail, len - 10).is_err() || &tail[4..] != b"ARROW1" {
+    if len < 18 || read_exact_at(f, &mut tail, len - 10).is_err() || &tail[4..] != b"ARROW1" {
         return Err("it does not end with the Arrow magic ARROW1 (truncated?)".into());
     }
     let footer_len = i32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]);
@@ -51,7 +51,7 @@ fn check_blocks(f: &std::fs::File) -> Result<(), String> {
         .filter(|&n| n + 18 <= len)
         .ok_or_else(|| format!("the footer claims {footer_len} bytes but the file has {len}"))?;
     let mut footer = vec![0u8; footer_len as usize];
-    f.read_exact_at(&mut footer, len - 10 - footer_len).map_err(|e| e.to_string())?;
+    read_exact_at(f, &mut footer, len - 10 - footer_len).map_err(|e| e.to_string())?;
     let footer = arrow_ipc::root_as_footer(&footer).map_err(|e| format!("corrupt footer: {e}"))?;
     let blocks =
         footer.recordBatches().into_iter().flatten().chain(footer.dictionaries().into_iter().flatten());

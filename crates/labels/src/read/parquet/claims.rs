@@ -8,7 +8,6 @@ use super::thrift::{kind, Malformed, Reader};
 use parquet::basic::{Compression, Type as Physical};
 use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData, ParquetMetaDataReader};
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 
 /// Nesting deeper than this is no label data (Arrow C++ stops at a few hundred levels).
 const MAX_SCHEMA_DEPTH: usize = 128;
@@ -229,7 +228,7 @@ fn min_value_bits(physical: Physical, type_length: i32) -> i64 {
 }
 
 fn read_at(file: &File, buf: &mut [u8], offset: u64) -> Result<(), String> {
-    file.read_exact_at(buf, offset)
+    super::super::positional::read_exact_at(file, buf, offset)
         .map_err(|e| format!("cannot read {} bytes at byte {offset}: {e}", buf.len()))
 }
 
