@@ -394,3 +394,37 @@ fn notebook_cells_are_read_from_their_recorded_text() {
     let t = slice::with_project(sources, |project| slice::trace(project, &query));
     assert_eq!(show(&t), "<ipython-input-3-abc>:2 made: counted by `torch.arange(1, 6)`: it counts from 1\n");
 }
+
+#[test]
+fn a_layer_kept_in_a_module_dict_is_the_module_its_call_runs() {
+    // nanoGPT's and minGPT's pattern: the layers in `nn.ModuleDict(dict(wte=…))` or a dict
+    // literal, called as `self.transformer.wte(idx)`; without the process's names (explain),
+    // the refused `input` is the call's argument.
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\n\
+         import torch.nn as nn\n\
+         class GPT(nn.Module):\n\
+         \x20   def __init__(self, vocab):\n\
+         \x20       super().__init__()\n\
+         \x20       self.transformer = nn.ModuleDict(dict(wte=nn.Embedding(vocab, 8), drop=nn.Dropout(0.1)))\n\
+         \x20       self.heads = nn.ModuleDict({'pos': nn.Embedding(4, 8)})\n\
+         \x20   def forward(self, idx, pos):\n\
+         \x20       tok = self.transformer.wte(idx)\n\
+         \x20       where = self.heads['pos'](pos)\n\
+         \x20       return tok + where\n\
+         model = GPT(10)\n\
+         ids = torch.tensor([[1, 2]]) + 9\n\
+         model(ids, torch.tensor([[0, 4]]))\n",
+    )]);
+    assert_eq!(
+        trail(&p, &[("t.py", 9), ("t.py", 14)], "embedding", "input", &[10.0]),
+        "t.py:14 move (confirmed): passed as `idx` to `GPT.forward`\n\
+         t.py:13 made: `torch.tensor([[1, 2]]) + 9` shifts every value by +9\n"
+    );
+    assert_eq!(
+        trail(&p, &[("t.py", 10), ("t.py", 14)], "embedding", "input", &[4.0]),
+        // (one step a line: the call's line is where the literal was made)
+        "t.py:14 made (confirmed): the literal `[[0, 4]]`\n"
+    );
+}
