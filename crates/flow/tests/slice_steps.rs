@@ -428,3 +428,27 @@ fn a_layer_kept_in_a_module_dict_is_the_module_its_call_runs() {
         "t.py:14 made (confirmed): the literal `[[0, 4]]`\n"
     );
 }
+
+#[test]
+fn a_loss_passed_in_as_a_parameter_is_the_module_every_caller_passes() {
+    // pytorch/examples' gcn and gat: `criterion` is a parameter of the training step; every
+    // call passes the same `nn.NLLLoss()`, so `criterion(out, target[mask])` runs NLLLoss
+    // and its `target` is the second argument.
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\n\
+         import torch.nn as nn\n\
+         NAMES = {'a': 0, 'b': 1}\n\
+         def step(model, criterion, x, target, mask):\n\
+         \x20   return criterion(model(x)[mask], target[mask])\n\
+         labels = torch.LongTensor([NAMES.get(n, -1) for n in ['a', 'c']])\n\
+         criterion = nn.NLLLoss()\n\
+         step(None, criterion, None, labels, [0, 1])\n\
+         step(None, criterion, None, labels, [1])\n",
+    )]);
+    assert_eq!(
+        trail(&p, &[("t.py", 5)], "nll_loss", "target", &[-1.0]),
+        "t.py:8 move: passed as `target` to `step`\n\
+         t.py:6 made: `NAMES.get(n, -1)` gives -1 for a `n` missing from the map\n"
+    );
+}
