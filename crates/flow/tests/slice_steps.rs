@@ -452,3 +452,26 @@ fn a_loss_passed_in_as_a_parameter_is_the_module_every_caller_passes() {
          t.py:6 made: `NAMES.get(n, -1)` gives -1 for a `n` missing from the map\n"
     );
 }
+
+#[test]
+fn a_helper_that_parses_every_row_it_is_given_makes_the_value() {
+    // `int(row["stars"])` in a helper whose every caller passes a csv.DictReader row: the
+    // parse made the number; the reader only read text.
+    let p = Project::new(&[(
+        "t.py",
+        "import csv, io\n\
+         import torch\n\
+         def parse_row(row):\n\
+         \x20   stars = int(row['stars'])\n\
+         \x20   return stars\n\
+         rows = [parse_row(row) for row in csv.DictReader(io.StringIO('stars\\n5\\n'))]\n\
+         labels = torch.tensor(rows)\n\
+         torch.nn.functional.cross_entropy(torch.zeros(1, 5), labels)\n",
+    )]);
+    assert_eq!(
+        trail(&p, &[("t.py", 8)], "cross_entropy", "target", &[5.0]),
+        "t.py:7 move: made a tensor by `tensor(…)`\n\
+         t.py:5 move: returned by `parse_row`\n\
+         t.py:4 made: `int(row['stars'])` parses it from raw text\n"
+    );
+}
