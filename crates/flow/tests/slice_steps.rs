@@ -475,3 +475,31 @@ fn a_helper_that_parses_every_row_it_is_given_makes_the_value() {
          t.py:4 made: `int(row['stars'])` parses it from raw text\n"
     );
 }
+
+#[test]
+fn a_size_from_the_arguments_a_parse_args_helper_returns() {
+    // `args = parse_args()`, a helper returning `parser.parse_args()`: the size is the
+    // `default=` of its `add_argument`.
+    let p = Project::new(&[(
+        "t.py",
+        "import argparse\n\
+         import torch.nn as nn\n\
+         def parse_args():\n\
+         \x20   parser = argparse.ArgumentParser()\n\
+         \x20   parser.add_argument('--num-classes', type=int, default=10)\n\
+         \x20   args = parser.parse_args()\n\
+         \x20   return args\n\
+         args = parse_args()\n\
+         head = nn.Linear(32, args.num_classes)\n",
+    )]);
+    let sites = vec![Frame { file: p.path("t.py"), line: 9, function: None, columns: None }];
+    let query =
+        SizeQuery { class: "Linear".into(), sites, size: Some(10), need: Some(12), ..SizeQuery::default() };
+    let t = slice::with_project(p.sources(), |project| slice::trace_size(project, &query));
+    check_made(&t);
+    assert_eq!(
+        show(&t),
+        "t.py:9 sized (confirmed): `nn.Linear(32, args.num_classes)` built here: out_features = 10, the data needs 12\n\
+         t.py:5 made: the constant 10\n"
+    );
+}
