@@ -503,3 +503,25 @@ fn a_size_from_the_arguments_a_parse_args_helper_returns() {
          t.py:5 made: the constant 10\n"
     );
 }
+
+#[test]
+fn a_void_label_names_the_loss_even_where_the_guard_named_the_head() {
+    // Under `run` the guard names the modules whose size broke (`modules` false here): a
+    // 255 the loss does not ignore still names the loss's construction.
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\n\
+         import torch.nn as nn\n\
+         criterion = nn.CrossEntropyLoss()\n\
+         mask = torch.zeros(4, dtype=torch.long)\n\
+         mask[2] = 255\n\
+         criterion(torch.zeros(4, 3), mask)\n",
+    )]);
+    let query = p.query(&[("t.py", 6)], "cross_entropy", "target", &[255.0]);
+    let t = slice::with_project(p.sources(), |project| slice::trace_size_by_flow(project, &query, false));
+    check_made(&t);
+    assert_eq!(
+        show(&t),
+        "t.py:3 sized: `nn.CrossEntropyLoss()` built here: it skips targets equal to ignore_index = -100 (the default), not 255\n"
+    );
+}
