@@ -51,7 +51,9 @@ BAD_LABEL = textwrap.dedent(
 
 
 def canned(script):
-    """The engine's answer for BAD_LABEL, as the protocol has it."""
+    """The engine's answer for BAD_LABEL, as the protocol has it (files named as the
+    diagnosis' location names them: relative to the working directory)."""
+    script = script.name
     return {
         "origin": [
             {"file": str(script), "line": 23, "function": "<module>", "code": 'x, y = x.to("cpu"), y.to("cpu")',
@@ -81,6 +83,11 @@ def stand_in(tmp_path, body):
     )
     path.chmod(0o755)
     return path
+
+
+def origin_notes(diagnosis):
+    """The diagnosis' notes about its origin path: evidence of kind `origin`."""
+    return [e["text"] for e in diagnosis["evidence"] if e["kind"] == "origin"]
 
 
 def fail_in(tmp_path, monkeypatch, binary, source=BAD_LABEL):
@@ -117,18 +124,18 @@ def test_the_engines_path_becomes_numbered_spans_with_the_made_step_last(tmp_pat
     assert diagnosis["origin"] == canned(script)["origin"]
     assert diagnosis["origin_end"] is None and diagnosis["dataset_indices"] == [3]
     assert diagnosis["values"]["dataset_indices"] == [3]
-    assert "notes" not in diagnosis
+    assert origin_notes(diagnosis) == []
     text = str(error)
-    labels = ["1. moved to the device", "2. read from `self.labels`", "3. `.get(name, 3)` gives 3 for a name missing from the map"]
+    labels = ["1. moved to the device", "2. read from `self.labels`", "3. made here: `.get(name, 3)` gives 3 for a name missing from the map"]
     assert all(label in text for label in labels), text
     # One snippet of train.py, in line order: the made step (line 11) is drawn first.
     assert text.index("11 |") < text.index("17 |") < text.index("23 |") < text.index("24 |")
 
 
-def test_where_the_trail_ends_is_a_note(tmp_path, monkeypatch):
+def test_where_the_trail_ends_is_the_next_numbered_span(tmp_path, monkeypatch):
     script = tmp_path / "train.py"
     answer = {**canned(script), "origin": canned(script)["origin"][:2]}
-    answer["origin_end"] = {"file": str(script), "line": 17, "code": "label = self.labels[i]",
+    answer["origin_end"] = {"file": script.name, "line": 17, "code": "label = self.labels[i]",
                             "note": "traced to `self.labels` in `Animals.__init__`; not followed further"}
     binary = stand_in(
         tmp_path,
@@ -139,9 +146,11 @@ def test_where_the_trail_ends_is_a_note(tmp_path, monkeypatch):
         """,
     )
     error, _ = fail_in(tmp_path, monkeypatch, binary)
-    note = "traced to `self.labels` in `Animals.__init__`; not followed further (train.py:17)"
-    assert error.diagnosis["notes"] == [note]
-    assert f"= note: {note}" in str(error).replace("\n   ", " ")
+    assert error.diagnosis["origin_end"]["line"] == 17 and origin_notes(error.diagnosis) == []
+    text = str(error)
+    assert "2. read from `self.labels`" in text
+    assert "3. traced to `self.labels` in `Animals.__init__`; not followed further" in text
+    assert "made here" not in text
 
 
 def test_a_binary_without_the_origin_command_leaves_one_note_and_the_diagnosis_whole(tmp_path, monkeypatch):
@@ -153,7 +162,7 @@ def test_a_binary_without_the_origin_command_leaves_one_note_and_the_diagnosis_w
         """,
     )
     error, _ = fail_in(tmp_path, monkeypatch, binary)
-    assert error.diagnosis["notes"] == [f"the origin path is not drawn: {binary} is too old (it has no `origin` command)"]
+    assert origin_notes(error.diagnosis) == [f"the origin path is not drawn: {binary} is too old (it has no `origin` command)"]
     assert error.diagnosis["origin"] == [] and error.cause == "target-out-of-range"
     assert error.diagnosis["values"]["dataset_indices"] == [3]
 
@@ -170,7 +179,7 @@ def test_a_binary_without_the_origin_command_leaves_one_note_and_the_diagnosis_w
 def test_a_slow_failing_or_unreadable_engine_gives_one_note(tmp_path, monkeypatch, body, note):
     monkeypatch.setattr(engine, "TIMEOUT_SECONDS", 0.5)
     error, _ = fail_in(tmp_path, monkeypatch, stand_in(tmp_path, body))
-    (written,) = error.diagnosis["notes"]
+    (written,) = origin_notes(error.diagnosis)
     assert written.startswith(f"the origin path is not drawn: {note}"), written
     assert error.diagnosis["origin"] == []
 
@@ -178,7 +187,7 @@ def test_a_slow_failing_or_unreadable_engine_gives_one_note(tmp_path, monkeypatc
 def test_a_missing_binary_gives_one_note(tmp_path, monkeypatch):
     missing = tmp_path / "nowhere" / "assertscope"
     error, _ = fail_in(tmp_path, monkeypatch, missing)
-    (note,) = error.diagnosis["notes"]
+    (note,) = origin_notes(error.diagnosis)
     assert note.startswith(f"the origin path is not drawn: {missing} cannot be run"), note
 
 
@@ -196,7 +205,7 @@ def test_under_run_the_guard_does_not_call_the_binary(tmp_path, monkeypatch):
         with assertscope.guard(mode="sync"):
             runpy.run_path(str(script), run_name="__main__")
     assert not (tmp_path / "request.json").exists()
-    assert "notes" not in caught.value.diagnosis
+    assert origin_notes(caught.value.diagnosis) == []
     (report,) = reports.glob("guard-*.json")
     assert json.loads(report.read_text())["runtime"]["dataset"]["indices"] == [3]
 
@@ -221,9 +230,10 @@ def test_end_to_end_the_real_engine_draws_the_path_to_the_lookup_with_a_default(
     error, script = fail_in(tmp_path, monkeypatch, Path(assertscope_binary()).resolve())
     diagnosis = error.diagnosis
     assert diagnosis["dataset_indices"] == [3]
-    steps = diagnosis["origin"]
+    # The value's trail ends at the lookup; the head's size (3 classes) is a trail of its own.
+    steps = [step for step in diagnosis["origin"] if step["chain"] == "value"]
     assert steps and steps[-1]["role"] == "made", steps
     assert steps[-1]["line"] == 11 and "get" in steps[-1]["note"], steps[-1]
     assert all(step["role"] != "made" for step in steps[:-1])
-    assert not any(step["line"] == 23 and step["role"] == "made" for step in steps)
-    assert f"{len(steps)}. " in str(error)
+    assert not any(step["line"] == 23 and step["role"] == "made" for step in diagnosis["origin"])
+    assert f"{len(steps)}. made here: " in str(error)

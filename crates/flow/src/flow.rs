@@ -357,6 +357,11 @@ impl<'a> Flow<'a> {
                 let defaults = self.sem.cli_defaults.get(field)?;
                 defaults.iter().flatten().next().copied()
             }
+            // `args = parse_args()`: a helper of the module that returns the parsed arguments.
+            Expr::Name(helper) if self.returns_parsed_arguments(helper, base_scope, depth + 1) => {
+                let defaults = self.sem.cli_defaults.get(field)?;
+                defaults.iter().flatten().next().copied()
+            }
             Expr::Name(class) => {
                 let &c = self.sem.class_by_name.get(class.id.as_str())?;
                 if let Some(kw) = call.arguments.find_keyword(field) {
@@ -366,6 +371,28 @@ impl<'a> Flow<'a> {
             }
             _ => None,
         }
+    }
+
+    /// Whether `name` (called) is a function of this module whose every return is
+    /// argparse's `parser.parse_args()` (or `parse_known_args()`), directly or through a name.
+    fn returns_parsed_arguments(&self, name: &ast::ExprName, scope: ScopeId, depth: u32) -> bool {
+        if !self.burn(depth) {
+            return false;
+        }
+        let Some((defining, binding)) = self.sem.lookup(scope, name.id.as_str(), name.range.start()) else {
+            return false;
+        };
+        if !matches!(binding.value, Bound::Unknown) {
+            return false;
+        }
+        let Some(&function) = self.sem.function_in.get(&(defining, name.id.as_str())) else { return false };
+        let Some(returns) = self.sem.returns.get(&function) else { return false };
+        !returns.is_empty()
+            && returns.iter().all(|value| {
+                let (value, _) = self.origin_at(value, function, depth + 1);
+                matches!(value, Expr::Call(call) if matches!(&*call.func,
+                    Expr::Attribute(m) if matches!(m.attr.as_str(), "parse_args" | "parse_known_args")))
+            })
     }
 
     /// The value a name was last assigned before its use, with the scope it was assigned in.

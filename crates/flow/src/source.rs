@@ -20,8 +20,10 @@ impl<'a> SourceFile<'a> {
     pub fn parse(text: &'a str) -> SourceFile<'a> {
         let too_deep = crate::nesting::too_deep(text, crate::nesting::MAX_NESTING)
             .map(|at| TextSize::try_from(at).unwrap_or(TextSize::new(u32::MAX)));
-        let parsed =
-            ruff_python_parser::parse_unchecked_source(if too_deep.is_some() { "" } else { text }, PySourceType::Python);
+        let parsed = ruff_python_parser::parse_unchecked_source(
+            if too_deep.is_some() { "" } else { text },
+            PySourceType::Python,
+        );
         SourceFile { text, parsed, lines: LineIndex::from_source_text(text), too_deep }
     }
 

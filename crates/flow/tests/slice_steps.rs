@@ -394,3 +394,134 @@ fn notebook_cells_are_read_from_their_recorded_text() {
     let t = slice::with_project(sources, |project| slice::trace(project, &query));
     assert_eq!(show(&t), "<ipython-input-3-abc>:2 made: counted by `torch.arange(1, 6)`: it counts from 1\n");
 }
+
+#[test]
+fn a_layer_kept_in_a_module_dict_is_the_module_its_call_runs() {
+    // nanoGPT's and minGPT's pattern: the layers in `nn.ModuleDict(dict(wte=…))` or a dict
+    // literal, called as `self.transformer.wte(idx)`; without the process's names (explain),
+    // the refused `input` is the call's argument.
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\n\
+         import torch.nn as nn\n\
+         class GPT(nn.Module):\n\
+         \x20   def __init__(self, vocab):\n\
+         \x20       super().__init__()\n\
+         \x20       self.transformer = nn.ModuleDict(dict(wte=nn.Embedding(vocab, 8), drop=nn.Dropout(0.1)))\n\
+         \x20       self.heads = nn.ModuleDict({'pos': nn.Embedding(4, 8)})\n\
+         \x20   def forward(self, idx, pos):\n\
+         \x20       tok = self.transformer.wte(idx)\n\
+         \x20       where = self.heads['pos'](pos)\n\
+         \x20       return tok + where\n\
+         model = GPT(10)\n\
+         ids = torch.tensor([[1, 2]]) + 9\n\
+         model(ids, torch.tensor([[0, 4]]))\n",
+    )]);
+    assert_eq!(
+        trail(&p, &[("t.py", 9), ("t.py", 14)], "embedding", "input", &[10.0]),
+        "t.py:14 move (confirmed): passed as `idx` to `GPT.forward`\n\
+         t.py:13 made: `torch.tensor([[1, 2]]) + 9` shifts every value by +9\n"
+    );
+    assert_eq!(
+        trail(&p, &[("t.py", 10), ("t.py", 14)], "embedding", "input", &[4.0]),
+        // (one step a line: the call's line is where the literal was made)
+        "t.py:14 made (confirmed): the literal `[[0, 4]]`\n"
+    );
+}
+
+#[test]
+fn a_loss_passed_in_as_a_parameter_is_the_module_every_caller_passes() {
+    // pytorch/examples' gcn and gat: `criterion` is a parameter of the training step; every
+    // call passes the same `nn.NLLLoss()`, so `criterion(out, target[mask])` runs NLLLoss
+    // and its `target` is the second argument.
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\n\
+         import torch.nn as nn\n\
+         NAMES = {'a': 0, 'b': 1}\n\
+         def step(model, criterion, x, target, mask):\n\
+         \x20   return criterion(model(x)[mask], target[mask])\n\
+         labels = torch.LongTensor([NAMES.get(n, -1) for n in ['a', 'c']])\n\
+         criterion = nn.NLLLoss()\n\
+         step(None, criterion, None, labels, [0, 1])\n\
+         step(None, criterion, None, labels, [1])\n",
+    )]);
+    assert_eq!(
+        trail(&p, &[("t.py", 5)], "nll_loss", "target", &[-1.0]),
+        "t.py:8 move: passed as `target` to `step`\n\
+         t.py:6 made: `NAMES.get(n, -1)` gives -1 for a `n` missing from the map\n"
+    );
+}
+
+#[test]
+fn a_helper_that_parses_every_row_it_is_given_makes_the_value() {
+    // `int(row["stars"])` in a helper whose every caller passes a csv.DictReader row: the
+    // parse made the number; the reader only read text.
+    let p = Project::new(&[(
+        "t.py",
+        "import csv, io\n\
+         import torch\n\
+         def parse_row(row):\n\
+         \x20   stars = int(row['stars'])\n\
+         \x20   return stars\n\
+         rows = [parse_row(row) for row in csv.DictReader(io.StringIO('stars\\n5\\n'))]\n\
+         labels = torch.tensor(rows)\n\
+         torch.nn.functional.cross_entropy(torch.zeros(1, 5), labels)\n",
+    )]);
+    assert_eq!(
+        trail(&p, &[("t.py", 8)], "cross_entropy", "target", &[5.0]),
+        "t.py:7 move: made a tensor by `tensor(…)`\n\
+         t.py:5 move: returned by `parse_row`\n\
+         t.py:4 made: `int(row['stars'])` parses it from raw text\n"
+    );
+}
+
+#[test]
+fn a_size_from_the_arguments_a_parse_args_helper_returns() {
+    // `args = parse_args()`, a helper returning `parser.parse_args()`: the size is the
+    // `default=` of its `add_argument`.
+    let p = Project::new(&[(
+        "t.py",
+        "import argparse\n\
+         import torch.nn as nn\n\
+         def parse_args():\n\
+         \x20   parser = argparse.ArgumentParser()\n\
+         \x20   parser.add_argument('--num-classes', type=int, default=10)\n\
+         \x20   args = parser.parse_args()\n\
+         \x20   return args\n\
+         args = parse_args()\n\
+         head = nn.Linear(32, args.num_classes)\n",
+    )]);
+    let sites = vec![Frame { file: p.path("t.py"), line: 9, function: None, columns: None }];
+    let query =
+        SizeQuery { class: "Linear".into(), sites, size: Some(10), need: Some(12), ..SizeQuery::default() };
+    let t = slice::with_project(p.sources(), |project| slice::trace_size(project, &query));
+    check_made(&t);
+    assert_eq!(
+        show(&t),
+        "t.py:9 sized (confirmed): `nn.Linear(32, args.num_classes)` built here: out_features = 10, the data needs 12\n\
+         t.py:5 made: the constant 10\n"
+    );
+}
+
+#[test]
+fn a_void_label_names_the_loss_even_where_the_guard_named_the_head() {
+    // Under `run` the guard names the modules whose size broke (`modules` false here): a
+    // 255 the loss does not ignore still names the loss's construction.
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\n\
+         import torch.nn as nn\n\
+         criterion = nn.CrossEntropyLoss()\n\
+         mask = torch.zeros(4, dtype=torch.long)\n\
+         mask[2] = 255\n\
+         criterion(torch.zeros(4, 3), mask)\n",
+    )]);
+    let query = p.query(&[("t.py", 6)], "cross_entropy", "target", &[255.0]);
+    let t = slice::with_project(p.sources(), |project| slice::trace_size_by_flow(project, &query, false));
+    check_made(&t);
+    assert_eq!(
+        show(&t),
+        "t.py:3 sized: `nn.CrossEntropyLoss()` built here: it skips targets equal to ignore_index = -100 (the default), not 255\n"
+    );
+}

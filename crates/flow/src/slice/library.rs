@@ -9,7 +9,7 @@ use super::made::{self, Values};
 use super::project::Module;
 use super::resolve::Object;
 use super::Role;
-use crate::semantic::{argument, Bound, ScopeId};
+use crate::semantic::{argument, Bound, ScopeId, ScopeKind};
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;
 use std::rc::Rc;
@@ -367,6 +367,29 @@ impl<'p, 'a> Walker<'p, 'a> {
         self.then(self.draft(m, at, Role::Move, format!("cast by `{name}(…)`")), cur.at(arg))
     }
 
+    /// Whether every call of a function in the project passes text for its parameter (a
+    /// `parse_row(row)` helper called on the rows of a `csv.DictReader`).
+    fn every_caller_passes_text(
+        &self,
+        m: &'a Module<'a>,
+        function: ScopeId,
+        index: usize,
+        param: &str,
+        depth: u32,
+    ) -> bool {
+        let ScopeKind::Function { class, .. } = m.sem.scopes[function].kind else { return false };
+        let position = super::calls::param_position(index, class.is_some());
+        let calls = self.callers(m, function);
+        !calls.is_empty()
+            && calls.len() <= 8
+            && calls.iter().all(|(cm, cscope, call)| {
+                argument(call, param, position).is_some_and(|arg| {
+                    let arg = comprehension_source(cm, call, arg).unwrap_or(arg);
+                    self.is_text(cm, *cscope, arg, depth)
+                })
+            })
+    }
+
     /// Whether an expression provably holds text read from outside (a line of a file, a
     /// CSV field, a split string, `input()`).
     pub(super) fn is_text(&self, m: &'a Module<'a>, scope: ScopeId, expr: &'a Expr, depth: u32) -> bool {
@@ -397,6 +420,9 @@ impl<'p, 'a> Walker<'p, 'a> {
                 }
                 match bound {
                     Bound::Value(v) | Bound::Item(v) => self.is_text(m, s, v, depth + 1),
+                    Bound::Param { scope: function, index, name, .. } => {
+                        self.every_caller_passes_text(m, *function, *index, name, depth + 1)
+                    }
                     _ => false,
                 }
             }
@@ -475,4 +501,43 @@ impl<'p, 'a> Walker<'p, 'a> {
         );
         self.pick(cur, at, &format!("`{text}`"), vec![pad, inner])
     }
+}
+
+/// What a comprehension variable passed to a call iterates (`row` in
+/// `[parse_row(row) for row in csv.DictReader(f)]` iterates the reader): the
+/// comprehension around the call, innermost first, whose `for` binds the name.
+fn comprehension_source<'a>(m: &'a Module<'a>, call: &'a ast::ExprCall, arg: &'a Expr) -> Option<&'a Expr> {
+    use ruff_python_ast::visitor::{self, Visitor};
+    let Expr::Name(name) = arg else { return None };
+    struct Find<'a, 'n> {
+        name: &'n str,
+        call: ruff_text_size::TextRange,
+        found: Option<&'a Expr>,
+    }
+    impl<'a> Visitor<'a> for Find<'a, '_> {
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            if !expr.range().contains_range(self.call) {
+                return;
+            }
+            let generators = match expr {
+                Expr::ListComp(c) => Some(&c.generators),
+                Expr::SetComp(c) => Some(&c.generators),
+                Expr::Generator(c) => Some(&c.generators),
+                Expr::DictComp(c) => Some(&c.generators),
+                _ => None,
+            };
+            if let Some(generators) = generators {
+                for generator in generators {
+                    if matches!(&generator.target, Expr::Name(t) if t.id.as_str() == self.name) {
+                        self.found = Some(&generator.iter);
+                    }
+                }
+            }
+            visitor::walk_expr(self, expr);
+        }
+    }
+    let stmt = m.index.statement_at(call.start())?;
+    let mut find = Find { name: name.id.as_str(), call: call.range(), found: None };
+    find.visit_stmt(stmt);
+    find.found
 }

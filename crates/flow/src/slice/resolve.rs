@@ -91,6 +91,7 @@ impl<'a> Project<'a> {
             Expr::Attribute(attr) => self.resolve_attribute(m, scope, attr, depth + 1),
             Expr::Call(call) => self.resolve_call(m, scope, call, depth + 1),
             Expr::Lambda(lambda) => Some(Object::Lambda(m, scope, lambda)),
+            Expr::Subscript(sub) => self.resolve_subscript(m, scope, sub, depth + 1),
             _ => None,
         }
     }
@@ -190,8 +191,57 @@ impl<'a> Project<'a> {
                 Some(Object::Function(mm, method))
             }
             Some(Object::Api(root, _)) => Some(Object::Api(root, field)),
+            Some(Object::LibraryInstance("torch", "ModuleDict", built)) => {
+                self.module_dict_entry(built, field, depth + 1)
+            }
             _ => None,
         }
+    }
+
+    /// `layers['wte']` of `layers = nn.ModuleDict(...)`: the entry's module.
+    fn resolve_subscript(
+        &self,
+        m: &'a Module<'a>,
+        scope: ScopeId,
+        sub: &'a ast::ExprSubscript,
+        depth: u32,
+    ) -> Option<Object<'a>> {
+        let Expr::StringLiteral(key) = &*sub.slice else { return None };
+        match self.resolve_at(m, scope, &sub.value, depth + 1)? {
+            Object::LibraryInstance("torch", "ModuleDict", built) => {
+                self.module_dict_entry(built, key.value.to_str(), depth + 1)
+            }
+            _ => None,
+        }
+    }
+
+    /// The module a `nn.ModuleDict` built from `dict(key=module, ...)` or a literal
+    /// `{'key': module}` holds under `key`: the layer `self.transformer.wte(idx)` runs.
+    fn module_dict_entry(&self, built: Built<'a>, key: &str, depth: u32) -> Option<Object<'a>> {
+        let (m, scope) = (built.m, built.scope);
+        let value: &'a Expr = match built.call.arguments.args.first()? {
+            Expr::Call(call)
+                if matches!(
+                    self.resolve_at(m, scope, &call.func, depth + 1),
+                    Some(Object::Api("builtins", "dict"))
+                ) =>
+            {
+                let keyword = call
+                    .arguments
+                    .keywords
+                    .iter()
+                    .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == key))?;
+                &keyword.value
+            }
+            Expr::Dict(dict) => {
+                let item = dict.items.iter().find(
+                    |item| matches!(&item.key, Some(Expr::StringLiteral(s)) if s.value.to_str() == key),
+                )?;
+                &item.value
+            }
+            _ => return None,
+        };
+        self.resolve_at(m, scope, value, depth + 1)
     }
 
     /// The object a class's attribute holds, when every store of it in the class agrees.

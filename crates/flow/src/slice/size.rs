@@ -197,6 +197,14 @@ fn call_size<'a>(
     modules: bool,
 ) -> Option<Outcome<'a>> {
     let object = walker.project.resolve(m, scope, &call.func);
+    // A padding or void label that the loss does not ignore: the loss's construction is a
+    // step even where the guard named the modules whose size broke (it judges sizes, not
+    // a loss's ignore_index).
+    if let Some(Object::LibraryInstance("torch", "CrossEntropyLoss" | "NLLLoss", built)) = object {
+        if let Some(value) = padding(walker) {
+            return ignored(walker, built, value);
+        }
+    }
     let module_size = matches!(
         object,
         Some(Object::LibraryInstance(..)) | Some(Object::Api(_, "cross_entropy" | "nll_loss" | "ctc_loss"))

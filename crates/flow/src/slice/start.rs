@@ -9,7 +9,7 @@ use super::ops::{self, Op};
 use super::project::Module;
 use super::resolve::Object;
 use super::{Frame, Role};
-use crate::semantic::argument;
+use crate::semantic::{argument, Bound, ScopeKind};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextSize};
@@ -253,9 +253,40 @@ fn call_form<'a>(
             Expr::Attribute(attr) => {
                 ops::op(attr.attr.as_str()).filter(|o| fits(o)).map(|o| (o, Form::Method))
             }
+            Expr::Name(name) => {
+                let class = parameter_class(walker, m, scope, name)?;
+                ops::OPS.iter().find(|o| o.modules.contains(&class) && fits(o)).map(|o| (o, Form::Module))
+            }
             _ => None,
         },
     }
+}
+
+/// The torch class of a parameter called as a module (`criterion(out, y)` in a training
+/// step), when every call of the function in the project passes an instance of that one
+/// class: whichever call ran, the module is of that class.
+fn parameter_class<'a>(
+    walker: &Walker<'_, 'a>,
+    m: &'a Module<'a>,
+    scope: usize,
+    name: &'a ast::ExprName,
+) -> Option<&'a str> {
+    let (_, binding) = m.sem.lookup(scope, name.id.as_str(), name.range.start())?;
+    let Bound::Param { scope: function, index, name: param, .. } = binding.value else { return None };
+    let ScopeKind::Function { class: owner, .. } = m.sem.scopes[function].kind else { return None };
+    let position = super::calls::param_position(index, owner.is_some());
+    let mut found: Option<&'a str> = None;
+    for (cm, cscope, call) in walker.callers(m, function) {
+        let arg = argument(call, param, position)?;
+        let Some(Object::LibraryInstance("torch", class, _)) = walker.project.resolve(cm, cscope, arg) else {
+            return None;
+        };
+        if found.is_some_and(|f| f != class) {
+            return None;
+        }
+        found = Some(class);
+    }
+    found
 }
 
 /// Ops whose bad values mean the same thing (a cross_entropy call for an nll_loss kernel).
