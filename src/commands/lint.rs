@@ -83,6 +83,11 @@ pub fn execute(args: LintArgs) -> anyhow::Result<u8> {
     };
     let options = WalkOptions { configs: &configs, threads, force_exclude: args.force_exclude, fix };
     let outcome = walk::lint_paths(&args.paths, &options)?;
+    if outcome.files == 0 && outcome.unreadable.is_empty() {
+        // As ruff says it: not "no problems found", which would read as a clean bill.
+        let palette = Palette::new(args.color.for_stderr());
+        eprintln!("{}warning{}: No Python files found under the given path(s)", palette.warning, palette.reset);
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let palette = Palette::new(args.color.for_stdout());
