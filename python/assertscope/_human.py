@@ -101,6 +101,8 @@ def _origin_spans(d):
     steps = []  # [where, the step's number or numbers, what it says]
 
     def add(at, prefix, body):
+        # A notebook cell is named as everywhere else in the report (`Cell In[7]`).
+        at = dict(at, file=_frames.display_path(at["file"]))
         for step in steps:
             if step[0]["file"] == at["file"] and step[0].get("line") == at.get("line"):
                 if step[2] == body and step[1]:
@@ -130,7 +132,16 @@ def _origin_spans(d):
             )
         add(o, prefix, body)
     end = d.get("origin_end")
-    if isinstance(end, dict) and end.get("file"):
+    # A trail that ends on the user's own line before any step ("`ids` is not bound in this
+    # file") draws that line a second time and says nothing of where the value came from.
+    start = d.get("location") or {}
+    at_the_start = (
+        isinstance(end, dict)
+        and not origin
+        and _frames.display_path(end.get("file") or "") == start.get("file")
+        and end.get("line") == start.get("line")
+    )
+    if isinstance(end, dict) and end.get("file") and not at_the_start:
         add(end, str(number + 1), end.get("note") or "")
     return [
         _render.span(at["file"], at.get("line"), _source(at), label=_numbered(prefix, body), primary=False)

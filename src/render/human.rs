@@ -82,7 +82,9 @@ pub fn diagnostic(d: &Diagnosis) -> Diagnostic {
         out = out.note("op", op);
     }
     // A `node` line ("rank 1 ran on node …") names the rank already.
-    let placed = |rank: u32| d.evidence.iter().any(|e| e.kind == "node" && e.text.starts_with(&format!("rank {rank} ")));
+    let placed = |rank: u32| {
+        d.evidence.iter().any(|e| e.kind == "node" && e.text.starts_with(&format!("rank {rank} ")))
+    };
     if let Some(rank) = d.rank.filter(|r| !placed(*r)) {
         out = out.note("rank", rank.to_string());
     }
@@ -116,17 +118,18 @@ fn origin_steps(d: &Diagnosis) -> Vec<(Location, String)> {
     let mut number = 0;
     // (where, the step's number or numbers, what it says)
     let mut steps: Vec<(Location, String, String)> = Vec::new();
-    let mut add = |at: Location, prefix: String, body: String| {
-        match steps.iter_mut().find(|(seen, ..)| seen.file == at.file && seen.line == at.line) {
-            Some((_, seen_prefix, seen_body)) if *seen_body == body && !seen_prefix.is_empty() => {
-                *seen_prefix = format!("{seen_prefix}. and {prefix}");
-            }
-            Some((_, seen_prefix, seen_body)) => {
-                *seen_body = format!("{}; {}", numbered(seen_prefix, seen_body), numbered(&prefix, &body));
-                seen_prefix.clear();
-            }
-            None => steps.push((at, prefix, body)),
+    let mut add = |at: Location, prefix: String, body: String| match steps
+        .iter_mut()
+        .find(|(seen, ..)| seen.file == at.file && seen.line == at.line)
+    {
+        Some((_, seen_prefix, seen_body)) if *seen_body == body && !seen_prefix.is_empty() => {
+            *seen_prefix = format!("{seen_prefix}. and {prefix}");
         }
+        Some((_, seen_prefix, seen_body)) => {
+            *seen_body = format!("{}; {}", numbered(seen_prefix, seen_body), numbered(&prefix, &body));
+            seen_prefix.clear();
+        }
+        None => steps.push((at, prefix, body)),
     };
     for o in &d.origin {
         let (prefix, body) = match (o.chain.as_deref(), o.note.clone()) {
@@ -152,7 +155,12 @@ fn origin_steps(d: &Diagnosis) -> Vec<(Location, String)> {
         };
         add(o.location(), prefix, body);
     }
-    if let Some(end) = &d.origin_end {
+    // A trail that ends on the user's own line before any step ("`ids` is not bound in this
+    // file") draws that line a second time and says nothing of where the value came from.
+    let at_the_start = |file: &str, line: Option<u64>| {
+        d.origin.is_empty() && d.location.as_ref().is_some_and(|l| l.file == file && l.line == line)
+    };
+    if let Some(end) = d.origin_end.as_ref().filter(|e| !at_the_start(&e.file, e.line)) {
         let at = Location {
             file: end.file.clone(),
             line: end.line,
@@ -208,7 +216,8 @@ fn names(title: &str, op: &str) -> bool {
 
 /// Values shown elsewhere: the assertion's own message and thread count and the line of a
 /// metric are in the evidence, the dataset's indices and sample in the `dataset` note.
-const HIDDEN_VALUES: [&str; 5] = ["assert_message", "metric_line", "failing_threads", "dataset_indices", "dataset_sample"];
+const HIDDEN_VALUES: [&str; 5] =
+    ["assert_message", "metric_line", "failing_threads", "dataset_indices", "dataset_sample"];
 
 /// Values a log revealed, worth showing: `key=value, …`, numbers rounded for reading. The
 /// assertion's own message and thread count, and the line of a metric, are in the evidence.
@@ -227,10 +236,12 @@ pub fn values_text(values: &serde_json::Map<String, serde_json::Value>) -> Strin
 fn compact(value: &serde_json::Value) -> String {
     use serde_json::Value;
     match value {
-        Value::Number(n) => match n.as_i64().map(|i| i.to_string()).or_else(|| n.as_u64().map(|u| u.to_string())) {
-            Some(whole) => whole,
-            None => crate::contract::guard_text::readable_number(n.as_f64().unwrap_or(f64::NAN)),
-        },
+        Value::Number(n) => {
+            match n.as_i64().map(|i| i.to_string()).or_else(|| n.as_u64().map(|u| u.to_string())) {
+                Some(whole) => whole,
+                None => crate::contract::guard_text::readable_number(n.as_f64().unwrap_or(f64::NAN)),
+            }
+        }
         Value::Array(items) => format!("[{}]", items.iter().map(compact).collect::<Vec<_>>().join(",")),
         Value::Object(map) => format!(
             "{{{}}}",
