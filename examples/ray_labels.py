@@ -7,7 +7,8 @@ only waits for it in the gradients' all_reduce.
     ray start --head --num-cpus 2            # the cluster, started separately
     assertscope run -- python examples/ray_labels.py
 
-RAY_ADDRESS (else `auto`) names the cluster; BAD_RANK=-1 trains without the bad label;
+RAY_ADDRESS names the cluster (without it, a cluster running on this machine, else a new
+local one, as `ray.init()` finds them); BAD_RANK=-1 trains without the bad label;
 STORAGE_PATH is where Ray Train keeps the run (else ~/ray_results).
 """
 
@@ -63,7 +64,7 @@ def train_loop(config):
 
 
 def main():
-    ray.init(address=os.environ.get("RAY_ADDRESS", "auto"))
+    ray.init(address=os.environ.get("RAY_ADDRESS"))
     trainer = TorchTrainer(
         train_loop,
         train_loop_config={"epochs": int(os.environ.get("EPOCHS", "2"))},

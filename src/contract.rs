@@ -154,7 +154,7 @@ pub mod guard_text {
     /// The values a `found` note states: `bad_count` and `numel` (`3 of 64`), `low` (when
     /// not 0) and `bound` of a half-open interval, each `name = value` size (`C` is
     /// `classes`), `name_shape` of each `name of shape [...]`, and the first `bad_values`
-    /// with their `positions`.
+    /// with their `positions`; `numel` 0 and the `shape` of an empty tensor.
     pub fn parse_found(text: &str) -> Map<String, Value> {
         let mut values = Map::new();
         let mut words = text.split(' ');
@@ -194,6 +194,17 @@ pub mod guard_text {
                 dims.and_then(|d| d.split(", ").map(|n| n.parse::<u64>().ok().map(Value::from)).collect());
             if let (false, Some(shape)) = (name.is_empty(), shape) {
                 values.insert(format!("{name}_shape"), Value::Array(shape));
+            }
+        }
+        // `the input has no elements (shape [0])`: an empty tensor's count and shape.
+        if let Some((_, rest)) = text.split_once(" has no elements") {
+            values.insert("numel".into(), 0.into());
+            let dims = rest.strip_prefix(" (shape [").and_then(|r| r.split_once(']')).map(|(d, _)| d);
+            let shape: Option<Vec<Value>> = dims.map(|d| {
+                d.split(", ").filter(|n| !n.is_empty()).filter_map(|n| n.parse::<u64>().ok().map(Value::from)).collect()
+            });
+            if let Some(shape) = shape {
+                values.insert("shape".into(), Value::Array(shape));
             }
         }
         let (mut bad_values, mut positions) = (Vec::new(), Vec::new());

@@ -5,7 +5,9 @@ its wrappers out of the location of warnings raised in the code they call.
 CPython honours no `__tracebackhide__`: a frame an exception passed through stays in its
 traceback. So the traceback is trimmed for real (each `tb_next` that leads into a frame of
 this package is linked past it) before the interpreter prints an uncaught exception
-(`sys.excepthook`, `threading.excepthook`); in IPython, which prints a cell's exception
+(`sys.excepthook`, `threading.excepthook`) and when a caught GuardError is formatted
+(`traceback.TracebackException`, which `format_exc`, `logging` and Ray's report of a worker's
+error go through); in IPython, which prints a cell's exception
 itself, _ipython's handler trims it and draws the report. An exception raised inside this package that is not a GuardError is a bug of ours and
 keeps every frame.
 
@@ -136,11 +138,34 @@ def _caller_of_ours(filename, lineno):
     return frame
 
 
+def _hiding_traceback_exception(init):
+    """A GuardError formatted while it is caught (`traceback.format_exc()`, `logging.exception`,
+    Ray printing a worker's error and sending it to the driver) is trimmed as well: every
+    formatting of the `traceback` module goes through `TracebackException`."""
+
+    def __init__(self, exc_type, exc_value, exc_traceback, *args, **kwargs):
+        if exc_value is not None and exc_traceback is not None:
+            from .errors import GuardError
+
+            if isinstance(exc_value, GuardError):
+                try:
+                    exc_traceback = trimmed(exc_value, exc_traceback)
+                except Exception:  # noqa: BLE001 - the user's error matters more than our trimming
+                    pass
+        init(self, exc_type, exc_value, exc_traceback, *args, **kwargs)
+
+    __init__.__wrapped__ = init
+    return __init__
+
+
 def install():
     """Puts the hooks in place once (idempotent)."""
     if _installed:
         return
     _installed.append(True)
+    import traceback
+
+    traceback.TracebackException.__init__ = _hiding_traceback_exception(traceback.TracebackException.__init__)
     sys.excepthook = _hiding_excepthook(sys.excepthook)
     threading.excepthook = _hiding_thread_excepthook(threading.excepthook)
     if hasattr(warnings, "_showwarnmsg"):

@@ -52,7 +52,9 @@ def model(d):
             notes.append(_render.note(kind, text if line is None else f"{text} (log line {line})"))
     if op and not names(d.get("title") or "", op):
         notes.append(_render.note("op", op))
-    if d.get("rank") is not None:
+    rank = d.get("rank")
+    # A `node` line ("rank 1 ran on node ...") names the rank already.
+    if rank is not None and not any(e["kind"] == "node" and e["text"].startswith(f"rank {rank} ") for e in evidence):
         notes.append(_render.note("rank", str(d["rank"])))
     values = values_text(d.get("values") or {})
     if values and not found:
@@ -89,13 +91,28 @@ def _location_span(location, what):
 def _origin_spans(d):
     """Where the bad value came from: secondary spans numbered along the path from the
     refused value back to the line that made it (a size trail beside a value trail numbered
-    on its own, "size 1."), then where the trail ends."""
+    on its own, "size 1."), then where the trail ends. Steps on one line share one label
+    ("2. and size 2. made here: ..."), so that the line is drawn once."""
     origin = [o for o in d.get("origin") or [] if isinstance(o, dict) and o.get("file")]
     chains = [o["chain"] for o in origin if o.get("chain")]
     mixed = any(c != chains[0] for c in chains)
     numbers = {}
     number = 0
-    spans = []
+    steps = []  # [where, the step's number or numbers, what it says]
+
+    def add(at, prefix, body):
+        # A notebook cell is named as everywhere else in the report (`Cell In[7]`).
+        at = dict(at, file=_frames.display_path(at["file"]))
+        for step in steps:
+            if step[0]["file"] == at["file"] and step[0].get("line") == at.get("line"):
+                if step[2] == body and step[1]:
+                    step[1] = f"{step[1]}. and {prefix}"
+                else:
+                    step[2] = f"{_numbered(step[1], step[2])}; {_numbered(prefix, body)}"
+                    step[1] = ""
+                return
+        steps.append([at, prefix, body])
+
     for o in origin:
         chain, note = o.get("chain"), o.get("note")
         if chain:
@@ -104,19 +121,36 @@ def _origin_spans(d):
             if chain == chains[0]:
                 number = n
             prefix = f"{chain} {n}" if mixed and chain != chains[0] else str(n)
-            label = f"{prefix}. made here: {note or ''}" if o.get("role") == "made" else f"{prefix}. {note or ''}"
+            body = f"made here: {note or ''}" if o.get("role") == "made" else (note or "")
         elif note:
-            label = note
+            prefix, body = "", note
         else:
             role = o.get("role")
-            label = {"data": "the bad value was made here", "call": "the op that asserted ran here"}.get(
+            prefix = ""
+            body = {"data": "the bad value was made here", "call": "the op that asserted ran here"}.get(
                 role, f"{role} defined here"
             )
-        spans.append(_render.span(o["file"], o.get("line"), _source(o), label=label, primary=False))
+        add(o, prefix, body)
     end = d.get("origin_end")
-    if isinstance(end, dict) and end.get("file"):
-        spans.append(_render.span(end["file"], end.get("line"), _source(end), label=f"{number + 1}. {end.get('note') or ''}", primary=False))
-    return spans
+    # A trail that ends on the user's own line before any step ("`ids` is not bound in this
+    # file") draws that line a second time and says nothing of where the value came from.
+    start = d.get("location") or {}
+    at_the_start = (
+        isinstance(end, dict)
+        and not origin
+        and _frames.display_path(end.get("file") or "") == start.get("file")
+        and end.get("line") == start.get("line")
+    )
+    if isinstance(end, dict) and end.get("file") and not at_the_start:
+        add(end, str(number + 1), end.get("note") or "")
+    return [
+        _render.span(at["file"], at.get("line"), _source(at), label=_numbered(prefix, body), primary=False)
+        for at, prefix, body in steps
+    ]
+
+
+def _numbered(prefix, body):
+    return f"{prefix}. {body}" if prefix else body
 
 
 def _dataset_note(d):

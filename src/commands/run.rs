@@ -131,7 +131,12 @@ pub fn execute(args: RunArgs) -> anyhow::Result<u8> {
 /// value the program went on past, worth a note.
 fn caught_note(outcome: &JobEnd) -> Option<Diagnostic> {
     const LISTED: usize = 3;
-    let caught: Vec<_> = outcome.reports.iter().filter(|r| !r.is_failure()).collect();
+    let carried = carried_reports(outcome);
+    let caught: Vec<_> = outcome
+        .reports
+        .iter()
+        .filter(|r| !r.is_failure() && !carried.iter().any(|c| std::ptr::eq(*c, *r)))
+        .collect();
     caught.first()?;
     let title = match caught.len() {
         1 => "the program caught an assertscope.GuardError and went on; it is not the failure".to_string(),
@@ -153,6 +158,29 @@ fn caught_note(outcome: &JobEnd) -> Option<Diagnostic> {
         note = note.note("note", format!("and {} more", caught.len() - LISTED));
     }
     Some(note)
+}
+
+/// The GuardErrors caught where they were raised but carried to another process that
+/// failed with them: Ray catches a worker's error and raises it again in the driver, as
+/// multiprocessing pools and concurrent.futures do. When the job failed and its output
+/// ends in the same error (cause, file and line) as a caught report, that report is the
+/// failure, with the values and dataset indices the output does not hold.
+fn carried_reports(outcome: &JobEnd) -> Vec<&crate::guard_report::GuardReport> {
+    if outcome.ended.exit_code() == 0 || outcome.reports.iter().any(|r| r.is_failure()) {
+        return Vec::new();
+    }
+    let from_output = diagnose::diagnose_job(std::slice::from_ref(&outcome.scan), &[]);
+    let Some(root) = from_output.root() else { return Vec::new() };
+    let place =
+        |l: &crate::report::Location| (Path::new(&l.file).file_name().map(|n| n.to_os_string()), l.line);
+    let Some(at) = root.location.as_ref().map(place) else { return Vec::new() };
+    outcome
+        .reports
+        .iter()
+        .filter(|r| {
+            r.diagnosis.cause == root.cause && r.diagnosis.location.as_ref().map(place) == Some(at.clone())
+        })
+        .collect()
 }
 
 /// The command's own status; a command that succeeded but whose output could not be
@@ -200,8 +228,12 @@ fn write_report(file: &mut std::fs::File, report: &Report) -> anyhow::Result<()>
 /// The diagnosis of a run: what the guard reported, else what the output shows, with the
 /// next step when a device-side assert got past the guard.
 fn diagnosis(outcome: &JobEnd, args: &RunArgs, program: &str) -> Report {
-    // Only errors that reached the top of a thread or process failed the job.
-    let failures: Vec<_> = outcome.reports.iter().filter(|r| r.is_failure()).cloned().collect();
+    // Only errors that reached the top of a thread or process failed the job, or that
+    // were carried to another process that failed with them.
+    let mut failures: Vec<_> = outcome.reports.iter().filter(|r| r.is_failure()).cloned().collect();
+    if failures.is_empty() {
+        failures = carried_reports(outcome).into_iter().cloned().collect();
+    }
     let mut report = diagnose::diagnose_job(std::slice::from_ref(&outcome.scan), &failures);
     if let Ok(cwd) = std::env::current_dir() {
         locations_relative_to(&mut report, &cwd);

@@ -81,7 +81,11 @@ pub fn diagnostic(d: &Diagnosis) -> Diagnostic {
     if let Some(op) = d.op.as_deref().filter(|op| !names(&d.title, op)) {
         out = out.note("op", op);
     }
-    if let Some(rank) = d.rank {
+    // A `node` line ("rank 1 ran on node …") names the rank already.
+    let placed = |rank: u32| {
+        d.evidence.iter().any(|e| e.kind == "node" && e.text.starts_with(&format!("rank {rank} ")))
+    };
+    if let Some(rank) = d.rank.filter(|r| !placed(*r)) {
         out = out.note("rank", rank.to_string());
     }
     let shown = values_text(&d.values);
@@ -92,15 +96,43 @@ pub fn diagnostic(d: &Diagnosis) -> Diagnostic {
     if let Some(samples) = dataset_note(d) {
         out = out.note("dataset", samples);
     }
-    // Where the bad value came from: secondary spans, numbered along the path from the
-    // refused value back to the line that made it, as rustc numbers a value's moves.
-    // A size trail beside a value trail is numbered on its own ("size 1.").
+    // Where the bad value came from: secondary spans.
+    for (at, label) in origin_steps(d) {
+        out = out.span(source_span(&at).label(label).secondary());
+    }
+    out = out.section("why", d.explanation.as_str()).section("fix", d.fix.as_str());
+    if let Some(step) = d.checklist_step {
+        out = out.section(format!("checklist step {step}"), checklist_step_text(step));
+    }
+    out.section("more", format!("assertscope rules {}", d.cause))
+}
+
+/// The origin's steps as (where, label): numbered along the path from the refused value
+/// back to the line that made it, as rustc numbers a value's moves, a size trail beside a
+/// value trail numbered on its own ("size 1."), then where the trail ends. Steps on one
+/// line share one label ("2. and size 2. made here: …"), so that the line is drawn once.
+fn origin_steps(d: &Diagnosis) -> Vec<(Location, String)> {
     let chains: Vec<&str> = d.origin.iter().filter_map(|o| o.chain.as_deref()).collect();
     let mixed = chains.iter().any(|c| *c != chains[0]);
     let mut numbers: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut number = 0;
+    // (where, the step's number or numbers, what it says)
+    let mut steps: Vec<(Location, String, String)> = Vec::new();
+    let mut add = |at: Location, prefix: String, body: String| match steps
+        .iter_mut()
+        .find(|(seen, ..)| seen.file == at.file && seen.line == at.line)
+    {
+        Some((_, seen_prefix, seen_body)) if *seen_body == body && !seen_prefix.is_empty() => {
+            *seen_prefix = format!("{seen_prefix}. and {prefix}");
+        }
+        Some((_, seen_prefix, seen_body)) => {
+            *seen_body = format!("{}; {}", numbered(seen_prefix, seen_body), numbered(&prefix, &body));
+            seen_prefix.clear();
+        }
+        None => steps.push((at, prefix, body)),
+    };
     for o in &d.origin {
-        let label = match (o.chain.as_deref(), o.note.clone()) {
+        let (prefix, body) = match (o.chain.as_deref(), o.note.clone()) {
             (Some(chain), note) => {
                 let n = numbers.entry(chain).or_insert(0);
                 *n += 1;
@@ -109,35 +141,43 @@ pub fn diagnostic(d: &Diagnosis) -> Diagnostic {
                 }
                 let prefix = if mixed && chain != chains[0] { format!("{chain} {n}") } else { n.to_string() };
                 let note = note.unwrap_or_default();
-                if o.role == "made" {
-                    format!("{prefix}. made here: {note}")
-                } else {
-                    format!("{prefix}. {note}")
-                }
+                (prefix, if o.role == "made" { format!("made here: {note}") } else { note })
             }
-            (None, Some(note)) => note,
-            (None, None) => match o.role.as_str() {
-                "data" => "the bad value was made here".to_string(),
-                "call" => "the op that asserted ran here".to_string(),
-                role => format!("{role} defined here"),
-            },
+            (None, Some(note)) => (String::new(), note),
+            (None, None) => (
+                String::new(),
+                match o.role.as_str() {
+                    "data" => "the bad value was made here".to_string(),
+                    "call" => "the op that asserted ran here".to_string(),
+                    role => format!("{role} defined here"),
+                },
+            ),
         };
-        out = out.span(source_span(&o.location()).label(label).secondary());
+        add(o.location(), prefix, body);
     }
-    if let Some(end) = &d.origin_end {
+    // A trail that ends on the user's own line before any step ("`ids` is not bound in this
+    // file") draws that line a second time and says nothing of where the value came from.
+    let at_the_start = |file: &str, line: Option<u64>| {
+        d.origin.is_empty() && d.location.as_ref().is_some_and(|l| l.file == file && l.line == line)
+    };
+    if let Some(end) = d.origin_end.as_ref().filter(|e| !at_the_start(&e.file, e.line)) {
         let at = Location {
             file: end.file.clone(),
             line: end.line,
             function: end.function.clone(),
             code: end.code.clone(),
         };
-        out = out.span(source_span(&at).label(format!("{}. {}", number + 1, end.note)).secondary());
+        add(at, (number + 1).to_string(), end.note.clone());
     }
-    out = out.section("why", d.explanation.as_str()).section("fix", d.fix.as_str());
-    if let Some(step) = d.checklist_step {
-        out = out.section(format!("checklist step {step}"), checklist_step_text(step));
+    steps.into_iter().map(|(at, prefix, body)| (at, numbered(&prefix, &body))).collect()
+}
+
+fn numbered(prefix: &str, body: &str) -> String {
+    if prefix.is_empty() {
+        body.to_string()
+    } else {
+        format!("{prefix}. {body}")
     }
-    out.section("more", format!("assertscope rules {}", d.cause))
 }
 
 /// The dataset indices of the bad samples, with what one of them holds.
@@ -176,7 +216,8 @@ fn names(title: &str, op: &str) -> bool {
 
 /// Values shown elsewhere: the assertion's own message and thread count and the line of a
 /// metric are in the evidence, the dataset's indices and sample in the `dataset` note.
-const HIDDEN_VALUES: [&str; 5] = ["assert_message", "metric_line", "failing_threads", "dataset_indices", "dataset_sample"];
+const HIDDEN_VALUES: [&str; 5] =
+    ["assert_message", "metric_line", "failing_threads", "dataset_indices", "dataset_sample"];
 
 /// Values a log revealed, worth showing: `key=value, …`, numbers rounded for reading. The
 /// assertion's own message and thread count, and the line of a metric, are in the evidence.
@@ -195,10 +236,12 @@ pub fn values_text(values: &serde_json::Map<String, serde_json::Value>) -> Strin
 fn compact(value: &serde_json::Value) -> String {
     use serde_json::Value;
     match value {
-        Value::Number(n) => match n.as_i64().map(|i| i.to_string()).or_else(|| n.as_u64().map(|u| u.to_string())) {
-            Some(whole) => whole,
-            None => crate::contract::guard_text::readable_number(n.as_f64().unwrap_or(f64::NAN)),
-        },
+        Value::Number(n) => {
+            match n.as_i64().map(|i| i.to_string()).or_else(|| n.as_u64().map(|u| u.to_string())) {
+                Some(whole) => whole,
+                None => crate::contract::guard_text::readable_number(n.as_f64().unwrap_or(f64::NAN)),
+            }
+        }
         Value::Array(items) => format!("[{}]", items.iter().map(compact).collect::<Vec<_>>().join(",")),
         Value::Object(map) => format!(
             "{{{}}}",

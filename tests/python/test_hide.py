@@ -40,6 +40,23 @@ def test_the_uncaught_guard_error_prints_as_the_readme_shows_without_the_guards_
     assert "assertscope.GuardError: error[target-out-of-range]: class target out of range in cross_entropy" in lines
 
 
+def test_a_caught_guard_error_formats_without_the_guards_frames():
+    """As Ray prints a worker's error and sends it to the driver, or `logging.exception` logs it:
+    formatted while it is caught, before any excepthook runs."""
+    code = BAD_TARGET.replace("loss = ", "try:\n    loss = ") + textwrap.dedent(
+        """\
+        except IndexError:
+            import traceback
+            print(traceback.format_exc())
+        """
+    )
+    out = run_python(code)
+    assert out.returncode == 0, out.stderr
+    files = [line for line in out.stdout.splitlines() if line.lstrip().startswith("File ")]
+    assert files and files[0].endswith("line 5, in <module>") and files[-1].endswith("in cross_entropy"), out.stdout
+    assert not [f for f in files if "assertscope" in f], files
+
+
 def test_a_guard_error_is_still_the_error_pytorch_raises_and_pickles_as_such():
     with assertscope.guard(mode="sync"):
         with pytest.raises(IndexError) as info:
