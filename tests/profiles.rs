@@ -7,11 +7,15 @@
 fn effective_level(profiles: &toml::Table, profile: &str, package: &str) -> Option<toml::Value> {
     let level = |settings: Option<&toml::Value>| settings.and_then(|s| s.get("opt-level")).cloned();
     let mut chain = vec![profile.to_string()];
-    while let Some(parent) = profiles.get(chain.last()?).and_then(|p| p.get("inherits")).and_then(|i| i.as_str()) {
+    while let Some(parent) =
+        profiles.get(chain.last()?).and_then(|p| p.get("inherits")).and_then(|i| i.as_str())
+    {
         chain.push(parent.to_string());
     }
     let per_package = |key: &str| {
-        chain.iter().find_map(|name| level(profiles.get(name).and_then(|p| p.get("package")).and_then(|p| p.get(key))))
+        chain.iter().find_map(|name| {
+            level(profiles.get(name).and_then(|p| p.get("package")).and_then(|p| p.get(key)))
+        })
     };
     per_package(package)
         .or_else(|| per_package("*"))
@@ -49,7 +53,9 @@ fn a_profile_that_strips_repeats_it_in_the_binarys_own_table() {
     let manifest: toml::Table = toml::from_str(include_str!("../Cargo.toml")).expect("Cargo.toml parses");
     let profiles = manifest["profile"].as_table().expect("[profile] tables");
     let strips_itself = |name: &str| {
-        profiles[name].get("strip").is_some_and(|s| s.as_bool() == Some(true) || s.as_str() == Some("symbols"))
+        profiles[name]
+            .get("strip")
+            .is_some_and(|s| s.as_bool() == Some(true) || s.as_str() == Some("symbols"))
     };
     let strips = |name: &str| {
         strips_itself(name)
@@ -59,7 +65,11 @@ fn a_profile_that_strips_repeats_it_in_the_binarys_own_table() {
     for (name, profile) in profiles {
         let own = profile.get("package").and_then(|p| p.get("assertscope"));
         if let (true, Some(own)) = (strips(name), own) {
-            assert_eq!(own.get("strip"), Some(&toml::Value::Boolean(true)), "[profile.{name}.package.assertscope] strip");
+            assert_eq!(
+                own.get("strip"),
+                Some(&toml::Value::Boolean(true)),
+                "[profile.{name}.package.assertscope] strip"
+            );
         }
     }
 }
