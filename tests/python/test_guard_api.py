@@ -184,7 +184,7 @@ def test_the_guard_modules_import_one_way():
     """Each module of the guard imports only those listed above it (no cycle, _install last)."""
     import ast
 
-    order = ["_modes", "_state", "_call", "_patching", "_verified", "_rules", "_analysis", "_failure", "_ledger",
+    order = ["_state", "_call", "_patching", "_verified", "_rules", "_analysis", "_failure", "_ledger",
              "_checkpoints", "_hooks", "_runner", "checks", "_install"]
     guard_dir = Path(assertscope.__file__).parent / "_guard"
     on_disk = {p.stem for p in guard_dir.glob("_*.py") if p.stem != "__init__"} | {"checks"}

@@ -28,7 +28,7 @@ The modules, each importing only those above it:
   _install      putting the checks' wrappers in place, and taking them away
 """
 
-from ._modes import MODES
+from .._contract import GUARD_MODES as MODES
 
 __all__ = ["guard", "unguard", "is_guarded", "MODES"]
 
