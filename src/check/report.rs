@@ -3,11 +3,11 @@
 //! of evidence), warnings and notes become secondary entries.
 
 use super::checks::{Finding, Severity};
-use super::site::{self, Site};
+use super::site::{self, from_kb, Site};
 use super::stats::{Example, Stats};
 use super::Inspection;
 use crate::diagnostic::{read_line, Span};
-use crate::report::{Confidence, Diagnosis, Evidence, Location, Report, Secondary};
+use crate::report::{Confidence, Diagnosis, Location, Report, Secondary};
 use serde_json::{json, Map, Value};
 
 pub fn build(inspection: &Inspection) -> Report {
@@ -104,45 +104,6 @@ fn clean(inspection: &Inspection) -> Diagnosis {
         values.insert("class_counts".into(), Value::Object(counts));
     }
     from_kb("none", Confidence::High, None, Vec::new(), values)
-}
-
-/// A diagnosis of a knowledge-base cause: title, explanation, fix and checklist step
-/// come from `kb/causes.toml`, the rest from the data.
-pub fn from_kb(
-    cause_id: &str,
-    confidence: Confidence,
-    location: Option<Location>,
-    evidence: Vec<Evidence>,
-    values: Map<String, Value>,
-) -> Diagnosis {
-    let cause = crate::kb::KnowledgeBase::get().expect_cause(cause_id);
-    Diagnosis {
-        cause: cause.id.clone(),
-        title: cause.title.clone(),
-        confidence,
-        op: None,
-        location,
-        rank: None,
-        evidence,
-        explanation: cause.explanation_with(offending_value(&values).as_deref()),
-        values,
-        fix: cause.fix.clone(),
-        checklist_step: cause.checklist_step(),
-        origin: Vec::new(),
-        origin_end: None,
-        dataset_indices: None,
-    }
-}
-
-/// The value past the bound the data holds: its largest when that reaches the bound,
-/// else its smallest when negative.
-fn offending_value(values: &Map<String, Value>) -> Option<String> {
-    let int = |k: &str| values.get(k).and_then(Value::as_i64);
-    match (int("min"), int("max"), int("bound")) {
-        (_, Some(max), Some(bound)) if max >= bound => Some(max.to_string()),
-        (Some(min), _, _) if min < 0 => Some(min.to_string()),
-        _ => None,
-    }
 }
 
 /// Rows, files, min, max and the bound: the numbers every diagnosis carries.

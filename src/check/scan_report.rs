@@ -3,9 +3,8 @@
 
 use super::checks::{thousands, Finding};
 use super::histogram;
-use super::report::from_kb;
 use super::scan_facts::{BatchItem, FieldInspection, ScanFacts, ScanInspection};
-use super::site::{self, Site};
+use super::site::{self, from_kb, Site};
 use super::stats::Example;
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::render::style::Palette;

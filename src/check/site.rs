@@ -3,10 +3,9 @@
 //! wherever they sit.
 
 use super::checks::{thousands, Finding};
-use super::report::from_kb;
 use super::stats::Example;
 use crate::diagnostic::{Diagnostic, Severity, Span};
-use crate::report::{Diagnosis, Evidence, Location};
+use crate::report::{Confidence, Diagnosis, Evidence, Location};
 use serde_json::{Map, Value};
 
 /// Offending values shown per finding.
@@ -91,4 +90,43 @@ fn first_sentence(text: &str) -> String {
         }
     }
     text.to_string()
+}
+
+/// A diagnosis of a knowledge-base cause: title, explanation, fix and checklist step
+/// come from `kb/causes.toml`, the rest from the data.
+pub fn from_kb(
+    cause_id: &str,
+    confidence: Confidence,
+    location: Option<Location>,
+    evidence: Vec<Evidence>,
+    values: Map<String, Value>,
+) -> Diagnosis {
+    let cause = crate::kb::KnowledgeBase::get().expect_cause(cause_id);
+    Diagnosis {
+        cause: cause.id.clone(),
+        title: cause.title.clone(),
+        confidence,
+        op: None,
+        location,
+        rank: None,
+        evidence,
+        explanation: cause.explanation_with(offending_value(&values).as_deref()),
+        values,
+        fix: cause.fix.clone(),
+        checklist_step: cause.checklist_step(),
+        origin: Vec::new(),
+        origin_end: None,
+        dataset_indices: None,
+    }
+}
+
+/// The value past the bound the data holds: its largest when that reaches the bound,
+/// else its smallest when negative.
+fn offending_value(values: &Map<String, Value>) -> Option<String> {
+    let int = |k: &str| values.get(k).and_then(Value::as_i64);
+    match (int("min"), int("max"), int("bound")) {
+        (_, Some(max), Some(bound)) if max >= bound => Some(max.to_string()),
+        (Some(min), _, _) if min < 0 => Some(min.to_string()),
+        _ => None,
+    }
 }
