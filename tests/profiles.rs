@@ -59,7 +59,7 @@ fn a_profile_that_strips_repeats_it_in_the_binarys_own_table() {
     };
     let strips = |name: &str| {
         strips_itself(name)
-            || profiles[name].get("inherits").and_then(|i| i.as_str()).is_some_and(|i| strips_itself(i))
+            || profiles[name].get("inherits").and_then(|i| i.as_str()).is_some_and(&strips_itself)
     };
     assert!(strips("release"), "the release profile is meant to strip");
     for (name, profile) in profiles {

@@ -68,7 +68,7 @@ pub fn execute(args: ScanArgs) -> anyhow::Result<u8> {
     args.labels.validate()?;
     let plan = ScanPlan::new(&args.labels);
     let facts = match gather(&args, &plan)? {
-        Gathered::Facts(facts) => facts,
+        Gathered::Facts(facts) => *facts,
         // Stopped by a signal: the Python child has ended too; nothing more to say.
         Gathered::Stopped(signal) => return Ok(128u8.saturating_add(signal as u8)),
     };
@@ -94,7 +94,7 @@ pub fn execute(args: ScanArgs) -> anyhow::Result<u8> {
 
 /// What the Python child left: its facts, or nothing because a signal stopped the scan.
 enum Gathered {
-    Facts(ScanFacts),
+    Facts(Box<ScanFacts>),
     Stopped(i32),
 }
 
@@ -137,7 +137,7 @@ fn gather(args: &ScanArgs, plan: &ScanPlan) -> anyhow::Result<Gathered> {
         )
     })?;
     let facts = scan_facts::parse(&text).with_context(|| format!("{python} -m assertscope.scan"))?;
-    Ok(Gathered::Facts(facts))
+    Ok(Gathered::Facts(Box::new(facts)))
 }
 
 /// Runs the Python child in a process group of its own, so that the signals of a terminal
