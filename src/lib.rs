@@ -1,8 +1,11 @@
 //! assertscope: from a PyTorch device-side assert to its root cause, user line and fix.
 //!
-//! The parts: [`kb`] (the knowledge base, data embedded from `kb/*.toml`), [`log`]
-//! (streaming log parsing into events), [`diagnose`] (events to a [`report::Report`]),
-//! [`render`] (human and JSON output) and [`commands`] (one module per subcommand).
+//! The parts: [`kb`] (the knowledge base, data embedded from `kb/*.toml`) and [`log`]
+//! (streaming log parsing into events), both from the crate `assertscope-logs`;
+//! [`diagnose`] (events to a [`report::Report`]), [`render`] (human and JSON output) and
+//! [`commands`] (one module per subcommand).
+
+pub use assertscope_logs::{kb, log};
 
 pub mod check;
 pub mod cli;
@@ -12,9 +15,7 @@ pub mod diagnose;
 pub mod diagnostic;
 pub mod exit;
 pub mod guard_report;
-pub mod kb;
 pub mod lint;
-pub mod log;
 pub mod origin;
 pub mod progress;
 // `run` and what injects the guard into a child (`scan`, `doctor`) are built on Unix

@@ -3,7 +3,7 @@
 the same file in the same run: the named baseline is `rg -c -e 'Assertion `' -e
 'Traceback \\(most recent call last\\)' -e 'Error:' -e 'device-side assert'` (what a person
 greps a crash log for); ripgrep over explain's trigger literals, and over the literals its
-prefilter searches the bulk of a large log for (src/log/prefilter.rs), are printed beside it.
+prefilter searches the bulk of a large log for (crates/logs/src/log/prefilter.rs), are printed beside it.
 
     python3 bench/explain/throughput.py [--size-gb 0.8] [--runs 5] [--bin target/release/assertscope] [--rg PATH]
 

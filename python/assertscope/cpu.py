@@ -35,10 +35,14 @@ import sys
 import time
 import types
 
+from ._guard._patching import Patches
+
 __all__ = ["on_cpu", "is_on_cpu", "cpu_device"]
 
 _active = False
 _CPU = None  # torch.device("cpu"), set by on_cpu() (torch is imported lazily)
+# Never undone: code written for CUDA keeps running on the CPU for the rest of the process.
+_patches = Patches()
 
 
 def is_on_cpu():
@@ -70,7 +74,7 @@ def _wrap(owner, name, make):
     except (AttributeError, TypeError):
         pass
     replacement.__assertscope_cpu__ = True
-    setattr(owner, name, replacement)
+    _patches.replace(owner, name, replacement)
 
 
 def _remapping_device_kwarg(original):
@@ -409,7 +413,7 @@ def _remap_cuda_module(torch):
             if name in vars(module):
                 _wrap(module, name, lambda original, function=function: function)
         if "range" in vars(module) and module.__name__ == "torch.cuda.nvtx":
-            module.range = _NoContext
+            _patches.replace(module, "range", _NoContext)
     for name, replacement in (
         ("Event", _FakeEvent),
         ("Stream", _FakeStream),
@@ -419,13 +423,13 @@ def _remap_cuda_module(torch):
         ("device_of", _NoContext),
     ):
         if hasattr(cuda, name):
-            setattr(cuda, name, replacement)
+            _patches.replace(cuda, name, replacement)
     # torch.Generator(device="cuda") & co. draw from the CPU generator.
     cuda.default_generators = (torch.default_generator,) * _device_count()
     for kind in ("Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte", "Bool"):
         name = f"{kind}Tensor"
         if hasattr(cuda, name) and hasattr(torch, name):
-            setattr(cuda, name, getattr(torch, name))
+            _patches.replace(cuda, name, getattr(torch, name))
     _remap_accelerator(torch, state, set_device, current_stream, set_stream)
     # torch.Stream(device="cuda") / torch.Event(device="cuda"): the generic stream API the
     # optimizers and AMP use since torch.accelerator exists.
@@ -434,7 +438,7 @@ def _remap_cuda_module(torch):
         if isinstance(original, type) and not getattr(original, "__assertscope_cpu__", False):
             stand_in = _cuda_or_default(original, fake)
             stand_in.__assertscope_cpu__ = True
-            setattr(torch, name, stand_in)
+            _patches.replace(torch, name, stand_in)
 
 
 def _remap_accelerator(torch, state, set_device, current_stream, set_stream):

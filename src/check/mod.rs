@@ -13,6 +13,8 @@ pub mod histogram;
 pub mod render;
 pub mod report;
 pub mod scan_facts;
+pub mod scan_report;
+pub mod site;
 
 pub use assertscope_labels::{input, read, stats};
 

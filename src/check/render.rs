@@ -4,16 +4,13 @@
 use super::checks::{thousands, Finding};
 use super::histogram;
 use super::read::Layout;
-use super::report::{describe, file_name, place_and_value, text_line};
+use super::report::{file_name, FileRows};
+use super::site;
 use super::Inspection;
-use crate::diagnostic::read_line;
-use crate::diagnostic::{Diagnostic, Severity, Span};
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::render::style::Palette;
 use crate::render::text;
 use std::fmt::Write as _;
-
-/// Offending values shown per finding.
-const SHOWN: usize = 5;
 
 pub fn human(inspection: &Inspection, p: &Palette) -> String {
     let mut out = String::new();
@@ -84,55 +81,10 @@ pub fn human(inspection: &Inspection, p: &Palette) -> String {
     out
 }
 
-/// One finding: where the first offending value sits, the first few values, and for an
-/// error the fix's first sentence.
+/// One finding (see `site::diagnostic`); a note is its message alone.
 fn diagnostic(inspection: &Inspection, f: &Finding) -> Diagnostic {
-    let mut d = Diagnostic::new(f.severity, Some(f.cause), f.message.as_str());
     if f.severity == Severity::Note {
-        return d;
+        return Diagnostic::new(f.severity, Some(f.cause), f.message.as_str());
     }
-    if let Some(first) = f.examples.first() {
-        let file = inspection.files.get(first.file as usize);
-        let line = text_line(inspection, first);
-        let source = file.zip(line).and_then(|(file, line)| read_line(&file.path, line));
-        let span = Span::at(file_name(inspection, first.file), line);
-        d = d.span(match source {
-            Some(text) => span.source(Some(text)).label(place_and_value(inspection, first)),
-            None => span.label(describe(inspection, first)),
-        });
-    }
-    for e in f.examples.iter().take(SHOWN).skip(1) {
-        d = d.note("", describe(inspection, e));
-    }
-    let total = f.values.get("bad_count").and_then(|v| v.as_u64()).unwrap_or(0);
-    let shown = f.examples.len().min(SHOWN) as u64;
-    if total > shown {
-        d = d.note("", format!("… and {} more", thousands(total - shown)));
-    }
-    match (f.severity, &f.fix) {
-        (Severity::Error, fix) => with_cause_help(d, crate::kb::KnowledgeBase::get().expect_cause(f.cause), fix.as_deref()),
-        (_, Some(fix)) => d.help(fix.as_str()),
-        (_, None) => d,
-    }
-}
-
-/// `= help: <the fix>` and `= note: <title>; assertscope rules <id>`: the finding's own
-/// fix when it has one (a hint for this very data), else its cause's first sentence.
-pub fn with_cause_help(d: Diagnostic, cause: &crate::kb::Cause, fix: Option<&str>) -> Diagnostic {
-    d.note("note", format!("{}; `assertscope rules {}` explains it", cause.title, cause.id))
-        .help(fix.map_or_else(|| first_sentence(&cause.fix), str::to_string))
-}
-
-/// The first sentence of a KB paragraph (up to the first ". " outside code).
-fn first_sentence(text: &str) -> String {
-    let text = text.trim();
-    let mut in_code = false;
-    for (i, c) in text.char_indices() {
-        match c {
-            '`' => in_code = !in_code,
-            '.' if !in_code && text[i + 1..].starts_with(' ') => return text[..=i].to_string(),
-            _ => {}
-        }
-    }
-    text.to_string()
+    site::diagnostic(&FileRows(inspection), f, true)
 }

@@ -3,16 +3,18 @@
 //! of evidence), warnings and notes become secondary entries.
 
 use super::checks::{Finding, Severity};
+use super::site::{self, from_kb, Site};
 use super::stats::{Example, Stats};
 use super::Inspection;
-use crate::report::{Confidence, Diagnosis, Evidence, Location, Report, Secondary};
+use crate::diagnostic::{read_line, Span};
+use crate::report::{Confidence, Diagnosis, Location, Report, Secondary};
 use serde_json::{json, Map, Value};
 
 pub fn build(inspection: &Inspection) -> Report {
     let mut report = Report::default();
     for f in &inspection.findings {
         match f.severity {
-            Severity::Error => report.diagnoses.push(diagnosis(inspection, f)),
+            Severity::Error => report.diagnoses.push(site::diagnosis(&FileRows(inspection), f)),
             _ => {
                 let text = match &f.fix {
                     Some(fix) => format!("{} {fix}", f.message.trim_end_matches('.').to_string() + "."),
@@ -28,40 +30,70 @@ pub fn build(inspection: &Inspection) -> Report {
     report
 }
 
-fn diagnosis(inspection: &Inspection, f: &Finding) -> Diagnosis {
-    let mut values = summary(inspection);
-    values.extend(f.values.clone());
-    if !f.examples.is_empty() {
-        values.insert("first_rows".into(), json!(f.examples.iter().map(|e| e.at.row).collect::<Vec<_>>()));
+/// The examples of `check`: rows (or pixels) of data files.
+pub struct FileRows<'a>(pub &'a Inspection);
+
+impl Site for FileRows<'_> {
+    fn message(&self, f: &Finding) -> String {
+        f.message.clone()
     }
-    let mut evidence = vec![Evidence { kind: "finding".into(), text: f.message.clone(), source_line: None }];
-    evidence.extend(f.examples.iter().map(|e| Evidence {
-        kind: "value".into(),
-        text: describe(inspection, e),
-        source_line: e.at.line,
-    }));
-    let location = f
-        .examples
-        .first()
-        .map(|e| Location {
-            file: file_name(inspection, e.file),
-            line: e.at.line,
-            function: None,
-            code: None,
-        })
-        .or_else(|| {
-            (inspection.files.len() == 1).then(|| Location {
-                file: file_name(inspection, 0),
-                line: None,
+
+    fn describe(&self, e: &Example) -> String {
+        describe(self.0, e)
+    }
+
+    fn example_kind(&self) -> &'static str {
+        "value"
+    }
+
+    fn source_line(&self, e: &Example) -> Option<u64> {
+        e.at.line
+    }
+
+    fn location(&self, f: &Finding) -> Option<Location> {
+        let inspection = self.0;
+        f.examples
+            .first()
+            .map(|e| Location {
+                file: file_name(inspection, e.file),
+                line: e.at.line,
                 function: None,
                 code: None,
             })
-        });
-    let mut diagnosis = from_kb(f.cause, f.confidence, location, evidence, values);
-    if let Some(fix) = &f.fix {
-        diagnosis.fix = fix.clone();
+            .or_else(|| {
+                (inspection.files.len() == 1).then(|| Location {
+                    file: file_name(inspection, 0),
+                    line: None,
+                    function: None,
+                    code: None,
+                })
+            })
     }
-    diagnosis
+
+    fn values(&self, f: &Finding) -> Map<String, Value> {
+        let mut values = summary(self.0);
+        values.extend(f.values.clone());
+        if !f.examples.is_empty() {
+            values
+                .insert("first_rows".into(), json!(f.examples.iter().map(|e| e.at.row).collect::<Vec<_>>()));
+        }
+        values
+    }
+
+    /// Where the first offending value sits, with its line of text when it has one.
+    fn span(&self, f: &Finding) -> Option<(Span, usize)> {
+        let inspection = self.0;
+        let first = f.examples.first()?;
+        let file = inspection.files.get(first.file as usize);
+        let line = text_line(inspection, first);
+        let source = file.zip(line).and_then(|(file, line)| read_line(&file.path, line));
+        let span = Span::at(file_name(inspection, first.file), line);
+        let span = match source {
+            Some(text) => span.source(Some(text)).label(place_and_value(inspection, first)),
+            None => span.label(describe(inspection, first)),
+        };
+        Some((span, 1))
+    }
 }
 
 /// The `none` diagnosis of clean data, carrying the summary and the class counts.
@@ -72,45 +104,6 @@ fn clean(inspection: &Inspection) -> Diagnosis {
         values.insert("class_counts".into(), Value::Object(counts));
     }
     from_kb("none", Confidence::High, None, Vec::new(), values)
-}
-
-/// A diagnosis of a knowledge-base cause: title, explanation, fix and checklist step
-/// come from `kb/causes.toml`, the rest from the data.
-pub fn from_kb(
-    cause_id: &str,
-    confidence: Confidence,
-    location: Option<Location>,
-    evidence: Vec<Evidence>,
-    values: Map<String, Value>,
-) -> Diagnosis {
-    let cause = crate::kb::KnowledgeBase::get().expect_cause(cause_id);
-    Diagnosis {
-        cause: cause.id.clone(),
-        title: cause.title.clone(),
-        confidence,
-        op: None,
-        location,
-        rank: None,
-        evidence,
-        explanation: cause.explanation_with(offending_value(&values).as_deref()),
-        values,
-        fix: cause.fix.clone(),
-        checklist_step: cause.checklist_step(),
-        origin: Vec::new(),
-        origin_end: None,
-        dataset_indices: None,
-    }
-}
-
-/// The value past the bound the data holds: its largest when that reaches the bound,
-/// else its smallest when negative.
-fn offending_value(values: &Map<String, Value>) -> Option<String> {
-    let int = |k: &str| values.get(k).and_then(Value::as_i64);
-    match (int("min"), int("max"), int("bound")) {
-        (_, Some(max), Some(bound)) if max >= bound => Some(max.to_string()),
-        (Some(min), _, _) if min < 0 => Some(min.to_string()),
-        _ => None,
-    }
 }
 
 /// Rows, files, min, max and the bound: the numbers every diagnosis carries.

@@ -34,7 +34,7 @@ pub struct CheckArgs {
     pub features: Option<std::path::PathBuf>,
     /// Read every input as this format instead of guessing from the extension
     #[arg(long, value_enum)]
-    pub format: Option<Format>,
+    pub format: Option<FormatArg>,
     /// Field delimiter for CSV-like files (one character; \t for tab)
     #[arg(long, value_name = "CHAR")]
     pub delimiter: Option<String>,
@@ -55,6 +55,33 @@ pub struct CheckArgs {
     pub no_progress: bool,
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+}
+
+/// `--format`'s values, named and described by the data readers (which parse no arguments).
+#[derive(Debug, Clone, Copy)]
+pub struct FormatArg(pub Format);
+
+impl clap::ValueEnum for FormatArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        const ALL: [FormatArg; Format::ALL.len()] = {
+            let mut all = [FormatArg(Format::Csv); Format::ALL.len()];
+            let mut i = 0;
+            while i < all.len() {
+                all[i] = FormatArg(Format::ALL[i]);
+                i += 1;
+            }
+            all
+        };
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let value = clap::builder::PossibleValue::new(self.0.name_on_command_line());
+        Some(match self.0.description() {
+            Some(help) => value.help(help),
+            None => value,
+        })
+    }
 }
 
 pub fn execute(args: CheckArgs) -> anyhow::Result<u8> {
@@ -92,7 +119,7 @@ fn options(args: &CheckArgs) -> anyhow::Result<CheckOptions> {
     };
     Ok(CheckOptions {
         inputs: args.inputs.clone(),
-        format: args.format,
+        format: args.format.map(|FormatArg(format)| format),
         read: ReadOptions { column: args.column.clone(), header, delimiter, parallelism: 1 },
         num_classes: args.labels.num_classes,
         vocab_size: args.labels.vocab_size,

@@ -10,6 +10,7 @@
 
 pub mod frames;
 mod guard;
+pub mod inputs;
 mod origin;
 mod placement;
 mod values;

@@ -9,7 +9,7 @@
 //! were dropped the scanner sees a line break, so no line is glued to a stranger. Output
 //! to a regular file is not piped at all: the scanner follows the file ([`FileFeed`]).
 
-use super::output::EndSignal;
+use super::poll::{set_nonblocking, wait_for, EndSignal};
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
@@ -70,8 +70,8 @@ pub fn feed() -> io::Result<(FeedWriter, FeedReader)> {
     let (read, write) = io::pipe()?;
     let read = File::from(OwnedFd::from(read));
     let write = File::from(OwnedFd::from(write));
-    super::output::set_nonblocking(&read);
-    super::output::set_nonblocking(&write);
+    set_nonblocking(&read);
+    set_nonblocking(&write);
     #[cfg(target_os = "linux")]
     // SAFETY: F_SETPIPE_SZ only changes the capacity of our own pipe; a refusal (a
     // lowered limit) leaves the default 64 KiB, which only means dropping sooner.
@@ -135,7 +135,7 @@ impl FeedWriter {
             Ok(guard) => guard,
             Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => {
-                super::output::wait_for(self.write.as_fd(), libc::POLLOUT, 1);
+                wait_for(self.write.as_fd(), libc::POLLOUT, 1);
                 return;
             }
         };

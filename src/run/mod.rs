@@ -7,10 +7,12 @@ mod command;
 mod feed;
 mod job;
 mod output;
+mod poll;
 mod pty;
 mod ray;
 mod report_dir;
 mod signals;
+mod sink;
 mod stdio;
 mod stop;
 mod tree;
@@ -19,8 +21,8 @@ pub mod unguarded;
 mod zero_copy;
 
 pub use command::{resolve_program, CannotStart};
-pub use output::Sink;
 pub use signals::die_of;
+pub use sink::Sink;
 
 use crate::guard_report::GuardReport;
 use crate::log::{self, LogScan};
@@ -157,7 +159,7 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<JobEnd>
     let mut unguarded = Vec::new();
 
     let tail = opts.report_dir.is_some().then(|| Arc::new(Mutex::new(output::Tail::new(OUTPUT_TAIL_BYTES))));
-    let output_done = output::EndSignal::new()?;
+    let output_done = poll::EndSignal::new()?;
     let (feed_writers, feeds): (Vec<_>, Vec<_>) = feed_pairs.into_iter().unzip();
     let pumps: Vec<_> = plumbing
         .streams
@@ -201,7 +203,7 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<JobEnd>
         } else if pumps.iter().all(|p| p.is_finished()) || job.gives_up_on_output() {
             break;
         }
-        output::wait_for(signals.wake_fd(), libc::POLLIN, TICK_MS);
+        poll::wait_for(signals.wake_fd(), libc::POLLIN, TICK_MS);
     }
     if let Some(w) = watch.as_mut() {
         unguarded = w.summary();
@@ -219,11 +221,11 @@ pub fn supervise(command: &[OsString], opts: &Options) -> anyhow::Result<JobEnd>
     let (mut output_lost, mut reader_gone) = (false, false);
     for pump in pumps {
         match pump.join() {
-            Ok(output::PumpEnd::WriteFailed(sink, e)) => {
+            Ok(sink::PumpEnd::WriteFailed(sink, e)) => {
                 warn(&format!("writing the command's output to {} failed: {e}", sink.name()));
                 output_lost = true;
             }
-            Ok(output::PumpEnd::SinkClosed) => reader_gone = true,
+            Ok(sink::PumpEnd::SinkClosed) => reader_gone = true,
             _ => {}
         }
     }

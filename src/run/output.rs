@@ -2,120 +2,13 @@
 //! same time given to the log scanner (see `feed`), which never slows it down.
 
 use super::feed::FeedWriter;
+use super::poll::{set_nonblocking, wait_readable, EndSignal};
+use super::sink::{pass_piece, PumpEnd, Sink, CHUNK};
 use std::fs::File;
-use std::io::{self, Read, Write};
-use std::mem::ManuallyDrop;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::io::{self, Read};
+use std::os::fd::AsFd;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-
-/// How much is read at once (and the pipe size asked for): large reads keep up with a
-/// job that logs hundreds of MB/s.
-pub const CHUNK: usize = 1 << 20;
-
-/// Where the child's output goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sink {
-    Stdout,
-    Stderr,
-}
-
-impl Sink {
-    pub fn fd(self) -> BorrowedFd<'static> {
-        let fd = match self {
-            Sink::Stdout => libc::STDOUT_FILENO,
-            Sink::Stderr => libc::STDERR_FILENO,
-        };
-        // SAFETY: fds 1 and 2 stay open for the life of the process.
-        unsafe { BorrowedFd::borrow_raw(fd) }
-    }
-
-    pub fn is_terminal(self) -> bool {
-        use std::io::IsTerminal;
-        self.fd().is_terminal()
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Sink::Stdout => "stdout",
-            Sink::Stderr => "stderr",
-        }
-    }
-
-    /// Writes straight to the file descriptor: no second buffer, no line buffering (the
-    /// child already chose how to buffer), and a descriptor the user's shell left
-    /// non-blocking is waited on rather than failed.
-    pub(super) fn write_all(self, mut bytes: &[u8]) -> io::Result<()> {
-        let fd = self.fd();
-        // SAFETY: the File only borrows fd 1 or 2 and is never dropped, so never closes it.
-        let mut file = ManuallyDrop::new(unsafe { File::from_raw_fd(fd.as_raw_fd()) });
-        while !bytes.is_empty() {
-            match file.write(bytes) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => bytes = &bytes[n..],
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => wait_for(fd, libc::POLLOUT, -1),
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
-    }
-}
-
-/// How a stream of output ended.
-#[derive(Debug)]
-pub enum PumpEnd {
-    /// The child (and whatever shared its output) closed it, or the child ended and what
-    /// it had written was passed on.
-    Drained,
-    /// The reader of our output went away (`| head`): the child's side is closed too, so
-    /// the child sees the broken pipe it would have seen without `run`.
-    SinkClosed,
-    /// Writing the output failed (a full disk): the child's side is closed and the error
-    /// is reported.
-    WriteFailed(Sink, io::Error),
-}
-
-/// Set once `run` no longer waits for the output (every writer closed it, or the job was
-/// told to end and the processes it left took too long), and wakes every pump waiting.
-pub struct EndSignal {
-    ended: AtomicBool,
-    wake_read: std::io::PipeReader,
-    wake_write: std::io::PipeWriter,
-}
-
-impl EndSignal {
-    pub fn new() -> io::Result<Arc<EndSignal>> {
-        let (wake_read, wake_write) = io::pipe()?;
-        Ok(Arc::new(EndSignal { ended: AtomicBool::new(false), wake_read, wake_write }))
-    }
-
-    pub fn set(&self) {
-        self.ended.store(true, Ordering::Release);
-        // Never read: the pipe stays readable, so every poll on it returns at once.
-        let _ = (&self.wake_write).write(b"x");
-    }
-
-    pub(super) fn is_set(&self) -> bool {
-        self.ended.load(Ordering::Acquire)
-    }
-
-    /// Readable once set.
-    pub(super) fn wake_fd(&self) -> BorrowedFd<'_> {
-        self.wake_read.as_fd()
-    }
-}
-
-impl PumpEnd {
-    pub(super) fn from_write_error(sink: Sink, e: io::Error) -> PumpEnd {
-        if e.kind() == io::ErrorKind::BrokenPipe {
-            PumpEnd::SinkClosed
-        } else {
-            PumpEnd::WriteFailed(sink, e)
-        }
-    }
-}
 
 /// Passes `source` on to `sink` as it arrives, and gives `feed` (the scanner) a copy,
 /// until every process holding the other end has closed it, as the reader of a pipeline
@@ -182,42 +75,6 @@ const SMALL_READ: usize = 1024;
 /// How long small pieces are let gather: less than a terminal's frame, more than the
 /// time a job takes to write a few hundred updates (`bench/run/progress.py`).
 const GATHER: std::time::Duration = std::time::Duration::from_millis(1);
-
-/// Passes on bytes read from the child: to the destination first, then a copy for the
-/// scanner (which never holds the output back).
-pub(super) fn pass_piece(bytes: &[u8], sink: Sink, feed: &mut FeedWriter) -> Result<(), PumpEnd> {
-    sink.write_all(bytes).map_err(|e| PumpEnd::from_write_error(sink, e))?;
-    feed.copy(bytes);
-    Ok(())
-}
-
-pub(super) fn set_nonblocking(file: &File) {
-    let fd = file.as_raw_fd();
-    // SAFETY: F_GETFL/F_SETFL on a descriptor we own; only O_NONBLOCK is added, on our
-    // own end of the pipe or pty (the child's end is a different open file).
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        if flags >= 0 {
-            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
-        }
-    }
-}
-
-/// Waits until `source` has data or the child has ended.
-pub(super) fn wait_readable(source: BorrowedFd<'_>, wake: BorrowedFd<'_>) {
-    let mut fds = [
-        libc::pollfd { fd: source.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-        libc::pollfd { fd: wake.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-    ];
-    // SAFETY: two valid pollfds.
-    unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
-}
-
-pub(super) fn wait_for(fd: BorrowedFd<'_>, events: libc::c_short, timeout_ms: libc::c_int) {
-    let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events, revents: 0 };
-    // SAFETY: one valid pollfd.
-    unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
-}
 
 /// The last bytes of a stream, kept while it is read (for `run --report-dir`).
 pub struct Tail {

@@ -52,7 +52,7 @@ impl Signals {
         let (wake_read, wake_write) = std::io::pipe()?;
         let wake_read = File::from(OwnedFd::from(wake_read));
         let wake_write = OwnedFd::from(wake_write);
-        super::output::set_nonblocking(&wake_read);
+        super::poll::set_nonblocking(&wake_read);
         set_nonblocking_fd(wake_write.as_raw_fd());
         WAKE_FD.store(wake_write.as_raw_fd(), Ordering::SeqCst);
         let mut signals =

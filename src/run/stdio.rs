@@ -4,8 +4,8 @@
 //! pipe, one for both when they go to the same place (`2>&1 | tee`), so their order is
 //! kept.
 
-use super::output::Sink;
 use super::pty;
+use super::sink::Sink;
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
@@ -138,7 +138,7 @@ fn same_file(a: Sink, b: Sink) -> bool {
     matches!((stat(a), stat(b)), (Some(x), Some(y)) if x == y)
 }
 
-/// Grows a pipe to [`super::output::CHUNK`], never shrinking it. Both pipes are grown:
+/// Grows a pipe to [`super::sink::CHUNK`], never shrinking it. Both pipes are grown:
 /// the child's, so that it writes more between two reads, and the one to the reader of
 /// our output (`| cat`), so that each of the reader's wake-ups takes a whole chunk rather
 /// than the default 64 KiB. Without `run` the job writes to that pipe itself; through
@@ -155,8 +155,8 @@ fn enlarge_pipe(pipe: BorrowedFd<'_>) {
         // anything else (a pty, a socket) they fail harmlessly.
         unsafe {
             let size = libc::fcntl(fd, libc::F_GETPIPE_SZ);
-            if size > 0 && (size as usize) < super::output::CHUNK {
-                libc::fcntl(fd, libc::F_SETPIPE_SZ, super::output::CHUNK as libc::c_int);
+            if size > 0 && (size as usize) < super::sink::CHUNK {
+                libc::fcntl(fd, libc::F_SETPIPE_SZ, super::sink::CHUNK as libc::c_int);
             }
         }
     }

@@ -4,7 +4,8 @@
 //! scanned.
 
 use super::feed::FeedWriter;
-use super::output::{pass_piece, wait_for, wait_readable, EndSignal, PumpEnd, Sink, CHUNK};
+use super::poll::{wait_for, wait_readable, EndSignal};
+use super::sink::{pass_piece, PumpEnd, Sink, CHUNK};
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};

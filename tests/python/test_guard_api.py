@@ -181,11 +181,11 @@ def test_torch_compile_traces_through_the_wrappers():
 
 
 def test_the_guard_modules_import_one_way():
-    """Each module of the guard imports only those listed above it (no cycle, _patch last)."""
+    """Each module of the guard imports only those listed above it (no cycle, _install last)."""
     import ast
 
-    order = ["_modes", "_state", "_call", "_patching", "_verified", "_rules", "_analysis", "_failure", "_ledger",
-             "_checkpoints", "_hooks", "_runner", "checks", "_patch"]
+    order = ["_state", "_call", "_patching", "_verified", "_rules", "_analysis", "_failure", "_ledger",
+             "_checkpoints", "_hooks", "_runner", "checks", "_install"]
     guard_dir = Path(assertscope.__file__).parent / "_guard"
     on_disk = {p.stem for p in guard_dir.glob("_*.py") if p.stem != "__init__"} | {"checks"}
     assert on_disk == set(order), "a new guard module needs its place in this order"

@@ -4,27 +4,65 @@
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// A data file's format. The command line names each by [`Format::name_on_command_line`]
+/// and describes it by [`Format::description`]; the crate itself parses no arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
-    /// Comma-separated values (header optional)
     Csv,
-    /// Tab-separated values
     Tsv,
-    /// One label per line
     Text,
-    /// JSON Lines: one JSON value or object per line
     Jsonl,
     Parquet,
-    /// Arrow IPC file or stream (Hugging Face datasets cache files)
     Arrow,
     Npy,
     Npz,
     Safetensors,
-    /// PNG segmentation masks (8/16-bit grey or palette)
     Png,
 }
 
 impl Format {
+    pub const ALL: [Format; 10] = [
+        Format::Csv,
+        Format::Tsv,
+        Format::Text,
+        Format::Jsonl,
+        Format::Parquet,
+        Format::Arrow,
+        Format::Npy,
+        Format::Npz,
+        Format::Safetensors,
+        Format::Png,
+    ];
+
+    /// The value of `--format` that forces this format.
+    pub fn name_on_command_line(self) -> &'static str {
+        match self {
+            Format::Csv => "csv",
+            Format::Tsv => "tsv",
+            Format::Text => "text",
+            Format::Jsonl => "jsonl",
+            Format::Parquet => "parquet",
+            Format::Arrow => "arrow",
+            Format::Npy => "npy",
+            Format::Npz => "npz",
+            Format::Safetensors => "safetensors",
+            Format::Png => "png",
+        }
+    }
+
+    /// One line of help for `--format`, where the name alone does not say it.
+    pub fn description(self) -> Option<&'static str> {
+        match self {
+            Format::Csv => Some("Comma-separated values (header optional)"),
+            Format::Tsv => Some("Tab-separated values"),
+            Format::Text => Some("One label per line"),
+            Format::Jsonl => Some("JSON Lines: one JSON value or object per line"),
+            Format::Arrow => Some("Arrow IPC file or stream (Hugging Face datasets cache files)"),
+            Format::Png => Some("PNG segmentation masks (8/16-bit grey or palette)"),
+            Format::Parquet | Format::Npy | Format::Npz | Format::Safetensors => None,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Format::Csv => "CSV",

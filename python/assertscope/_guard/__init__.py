@@ -25,10 +25,10 @@ The modules, each importing only those above it:
   _checkpoints  sync points that poll the ledgers
   _hooks        exit and fork
   _runner       one guarded call: rules, then the real op
-  _patch        putting the checks' wrappers in place
+  _install      putting the checks' wrappers in place, and taking them away
 """
 
-from ._modes import MODES
+from .._contract import GUARD_MODES as MODES
 
 __all__ = ["guard", "unguard", "is_guarded", "MODES"]
 
@@ -73,11 +73,11 @@ def guard(mode="auto"):
         import torch  # noqa: F401
     except ImportError as exc:
         raise ImportError("assertscope.guard() needs PyTorch, which is not installed for this Python") from exc
-    from . import _patch
+    from . import _install
     from ._state import state
 
     previous = (state.enabled, state.mode)
-    _patch.install()
+    _install.install()
     from . import compiled  # compiled: torch.compile'd graphs get the checks too
 
     compiled.install()  # compiled
@@ -87,14 +87,14 @@ def guard(mode="auto"):
 
 
 def _switch_off(drain=True):
-    from . import _hooks, _patch, compiled  # compiled
+    from . import _hooks, _install, compiled  # compiled
     from ._state import state
 
     state.enabled = False
     try:
-        _hooks.shutdown(drain)  # first: the check points wrap some of _patch's replacements
+        _hooks.shutdown(drain)  # first: the check points wrap some of _install's replacements
     finally:
-        _patch.uninstall()
+        _install.uninstall()
         compiled.uninstall()  # compiled
 
 

@@ -9,22 +9,22 @@ the exit of the interpreter. Installed with the first ledger, removed with the g
 import torch
 
 from . import _ledger
-from ._patching import replace, wraps
+from ._patching import Patches, wraps
 
 __all__ = ["install", "uninstall"]
 
-_installed = []
+_patches = Patches()
 _optimizer_hook = []
 
 
 def install():
-    if _installed:
+    if _patches:
         return
     for name in ("item", "tolist", "cpu", "numpy"):
-        _installed.append(replace(torch.Tensor, name, _polling_after(getattr(torch.Tensor, name))))
-    _installed.append(replace(torch.autograd, "backward", _polling_before(torch.autograd.backward)))
+        _patches.replace(torch.Tensor, name, _polling_after(getattr(torch.Tensor, name)))
+    _patches.replace(torch.autograd, "backward", _polling_before(torch.autograd.backward))
     if torch.cuda.is_available():
-        _installed.append(replace(torch.cuda, "synchronize", _polling_after(torch.cuda.synchronize)))
+        _patches.replace(torch.cuda, "synchronize", _polling_after(torch.cuda.synchronize))
     try:
         from torch.optim.optimizer import register_optimizer_step_pre_hook
     except ImportError:
@@ -33,8 +33,7 @@ def install():
 
 
 def uninstall():
-    while _installed:
-        _installed.pop()()
+    _patches.undo()
     while _optimizer_hook:
         _optimizer_hook.pop().remove()
 

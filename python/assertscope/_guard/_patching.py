@@ -1,9 +1,11 @@
-"""Replacing an attribute of a module or class, and putting it back."""
+"""Replacing an attribute of a module or class, and putting it back: the one way the
+guard patches what it does not own. A module that patches keeps one `Patches`, installs
+through it, and undoes it as a whole."""
 
 import functools
 import importlib
 
-__all__ = ["resolve", "replace", "wraps"]
+__all__ = ["Patches", "resolve", "replace", "wraps"]
 
 
 def resolve(path):
@@ -33,6 +35,33 @@ def replace(owner, name, new):
             delattr(owner, name)
 
     return undo
+
+
+class Patches:
+    """Replacements made together and undone together, the last first."""
+
+    def __init__(self):
+        self._undo = []
+
+    def __bool__(self):
+        """Whether anything is in place (install() is idempotent by asking this)."""
+        return bool(self._undo)
+
+    def replace(self, owner, name, new):
+        """owner.name = new, until undo(); left alone then if someone replaced it after us."""
+        self._undo.append(replace(owner, name, new))
+        return new
+
+    def also_undo(self, undo, first=False):
+        """Runs `undo` with the rest: last of all, or `first` of all."""
+        if first:
+            self._undo.append(undo)
+        else:
+            self._undo.insert(0, undo)
+
+    def undo(self):
+        while self._undo:
+            self._undo.pop()()
 
 
 def wraps(wrapper, original):

@@ -9,7 +9,7 @@ import torch
 
 __all__ = ["state", "skip_call", "checkable", "mode_for", "Busy", "busy", "thread_state"]
 
-from ._modes import MODES
+from .._contract import GUARD_MODES as MODES
 
 
 class State:

@@ -192,7 +192,7 @@ def _decode(encoded, values, tensors):
 def _targets():
     """{"functions": {callable: (key, check, names, renames or None)}, "methods": {name: ...},
     "keys": {key: (check, names)}} for every guarded op a graph can contain."""
-    from . import _patch
+    from ._patching import resolve
     from .checks import PATCHES
 
     functions, methods, keys = {}, {}, {}
@@ -205,7 +205,7 @@ def _targets():
                 keys[key] = (check, names)
             continue
         try:
-            owner = _patch.resolve(owner_path)
+            owner = resolve(owner_path)
         except (ImportError, AttributeError):
             continue
         current = vars(owner).get(name) if isinstance(owner, type) else getattr(owner, name, None)
@@ -491,7 +491,7 @@ def _install_dynamo_hook():
         return
     if not hasattr(torch.ops.assertscope, "checked"):
         _installed.append(("library", _define_op()))
-    from ._patch import replace
+    from ._patching import replace
 
     _installed.append(("dynamo", replace(OutputGraph, "call_user_compiler", _hook(original))))
 
@@ -540,7 +540,8 @@ def _never_traced(functions):
 
 def install():
     """Guards compiled graphs: now if torch._dynamo is loaded, else from the first torch.compile."""
-    from ._patch import replace, wrappers
+    from ._install import wrappers
+    from ._patching import replace
 
     _targets.cache_clear()  # each guard() puts new wrappers in place
     _forget_dynamo_trace_rules()

@@ -16,8 +16,9 @@ import torch.nn.functional as F
 
 from ... import _frames
 from ...errors import Finding, build, report
+from .._patching import Patches
 
-_undo = []
+_patches = Patches()
 
 
 def _guarding(original):
@@ -88,15 +89,10 @@ def _last_batch(facts, record):
 
 
 def install():
-    if _undo or not hasattr(F, "_verify_batch_size"):
+    if _patches or not hasattr(F, "_verify_batch_size"):
         return
-    original = F._verify_batch_size
-    F._verify_batch_size = _guarding(original)
-    _undo.append(original)
+    _patches.replace(F, "_verify_batch_size", _guarding(F._verify_batch_size))
 
 
 def uninstall():
-    while _undo:
-        original = _undo.pop()
-        if getattr(F._verify_batch_size, "__wrapped__", None) is original:
-            F._verify_batch_size = original
+    _patches.undo()

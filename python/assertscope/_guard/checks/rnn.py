@@ -18,8 +18,9 @@ import torch.nn as nn
 
 from ... import _frames, kb
 from ...errors import Finding, build, report
+from .._patching import Patches
 
-_undo = []
+_patches = Patches()
 
 
 class _Op:
@@ -84,18 +85,13 @@ def _error(module, input, found):
 
 
 def install():
-    if _undo:
+    if _patches:
         return
     for cls in (nn.RNNBase, nn.LSTM):
         original = vars(cls).get("check_forward_args")
-        if original is None:
-            continue
-        cls.check_forward_args = _guarding(original)
-        _undo.append((cls, original))
+        if original is not None:
+            _patches.replace(cls, "check_forward_args", _guarding(original))
 
 
 def uninstall():
-    while _undo:
-        cls, original = _undo.pop()
-        if getattr(vars(cls).get("check_forward_args"), "__wrapped__", None) is original:
-            cls.check_forward_args = original
+    _patches.undo()

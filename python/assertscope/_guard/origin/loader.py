@@ -15,11 +15,12 @@ import weakref
 import torch
 
 from ... import _frames
+from .._patching import Patches
 
 RECENT = 4  # batches remembered (the failing one may surface a step later in async mode)
 
 _recent = collections.deque(maxlen=RECENT)
-_undo = []
+_patches = Patches()
 
 
 _loader_sites = weakref.WeakKeyDictionary()  # DataLoader -> (file, line, function) of its construction
@@ -80,7 +81,7 @@ def _as_list(index):
 
 
 def install():
-    if _undo:
+    if _patches:
         return
     from torch.utils.data import dataloader
 
@@ -118,23 +119,18 @@ def install():
         if site is not None:
             _loader_sites[self] = site
 
-    _replace(base, "_next_index", _next_index)
-    _replace(base, "__next__", __next__)
-    _replace(base, "__init__", iterator__init__)
-    _replace(dataloader.DataLoader, "__init__", loader__init__)
-
-
-def _replace(owner, name, wrapper):
-    original = getattr(owner, name)
-    wrapper.__wrapped__ = original
-    setattr(owner, name, wrapper)
-    _undo.append((owner, name, original))
+    for owner, name, wrapper in (
+        (base, "_next_index", _next_index),
+        (base, "__next__", __next__),
+        (base, "__init__", iterator__init__),
+        (dataloader.DataLoader, "__init__", loader__init__),
+    ):
+        wrapper.__wrapped__ = getattr(owner, name)
+        _patches.replace(owner, name, wrapper)
 
 
 def uninstall():
-    while _undo:
-        owner, name, original = _undo.pop()
-        setattr(owner, name, original)
+    _patches.undo()
 
 
 def _record(iterator, data):

@@ -15,6 +15,7 @@ import weakref
 import torch.nn as nn
 
 from ... import _frames
+from .._patching import Patches
 
 # Module type -> the attributes that say what it was created with, in constructor order.
 TRACKED = {
@@ -43,7 +44,7 @@ _sites = weakref.WeakKeyDictionary()  # module -> ((file, line, function), ...) 
 # weight -> what its module was built with: outlives a module built inline (`Net()(x)`)
 # while its output's autograd graph keeps the weight alive.
 _by_weight = {}  # id(weight) -> (weak reference, Built); tensors cannot be weak dict keys
-_undo = []
+_patches = Patches()
 
 
 class Built:
@@ -102,26 +103,18 @@ def _recording(original):
 
 
 def install():
-    if _undo:
+    if _patches:
         return
     for name in TRACKED:
         cls = getattr(nn, name, None)
         if cls is None:
             continue
-        own = "__init__" in vars(cls)  # BatchNorm1d & co. inherit theirs: wrap it on the class
-        original = cls.__init__
-        cls.__init__ = _recording(original)
-        _undo.append((cls, original, own))
+        # BatchNorm1d & co. inherit theirs: wrapped on the class, deleted again on undo.
+        _patches.replace(cls, "__init__", _recording(cls.__init__))
 
 
 def uninstall():
-    while _undo:
-        cls, original, own = _undo.pop()
-        if getattr(vars(cls).get("__init__"), "__wrapped__", None) is original:
-            if own:
-                cls.__init__ = original
-            else:
-                del cls.__init__
+    _patches.undo()
 
 
 _bases = {}

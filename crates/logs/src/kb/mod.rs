@@ -15,13 +15,13 @@ use std::sync::OnceLock;
 
 /// The TOML sources, embedded at build time. `kb/` at the repository root links here.
 pub const SOURCES: [(&str, &str); 7] = [
-    ("causes.toml", include_str!("../../python/assertscope/kb/causes.toml")),
-    ("asserts.toml", include_str!("../../python/assertscope/kb/asserts.toml")),
-    ("messages.toml", include_str!("../../python/assertscope/kb/messages.toml")),
-    ("followons.toml", include_str!("../../python/assertscope/kb/followons.toml")),
-    ("ops.toml", include_str!("../../python/assertscope/kb/ops.toml")),
-    ("hints.toml", include_str!("../../python/assertscope/kb/hints.toml")),
-    ("value-checks.toml", include_str!("../../python/assertscope/kb/value-checks.toml")),
+    ("causes.toml", include_str!("../../../../python/assertscope/kb/causes.toml")),
+    ("asserts.toml", include_str!("../../../../python/assertscope/kb/asserts.toml")),
+    ("messages.toml", include_str!("../../../../python/assertscope/kb/messages.toml")),
+    ("followons.toml", include_str!("../../../../python/assertscope/kb/followons.toml")),
+    ("ops.toml", include_str!("../../../../python/assertscope/kb/ops.toml")),
+    ("hints.toml", include_str!("../../../../python/assertscope/kb/hints.toml")),
+    ("value-checks.toml", include_str!("../../../../python/assertscope/kb/value-checks.toml")),
 ];
 
 #[derive(Debug, Clone, Deserialize)]

@@ -5,6 +5,7 @@
 
 pub mod assertion;
 pub mod chatter;
+pub mod input;
 pub mod line;
 pub mod mapped;
 pub mod paste;

@@ -21,14 +21,14 @@ import torch  # noqa: F401 - the guarded ops live there
 
 from ..errors import GuardError
 from ._call import Call
-from ._patching import replace, resolve, wraps
+from ._patching import Patches, resolve, wraps
 from ._ledger import ledgers
 from ._runner import cpu_calls_left_to_pytorch, run, run_on_cpu
 from ._state import skip_call
 
 __all__ = ["install", "uninstall", "installed"]
 
-_undo = []
+_patches = Patches()
 _jit_ids = []
 _wrappers = []
 
@@ -76,7 +76,7 @@ def _register_with_torchscript(wrapper, original):
 
 def install():
     """Puts every check's wrappers in place (idempotent)."""
-    if _undo:
+    if _patches:
         return
     from .checks import PATCHES
 
@@ -98,20 +98,20 @@ def install():
             wrapper = wraps(special, original) if special else guarded(check, original, names, name.endswith("_"))
             wrappers[shared] = wrapper
             _wrappers.append(wrapper)
-        _undo.append(replace(owner, name, wrapper))
+        _patches.replace(owner, name, wrapper)
         _register_with_torchscript(wrapper, original)
     from . import _verified  # second handles on memory that bypass version counters
 
     for owner_path, name, replacement in _verified.alias_patches():
         try:
-            _undo.append(replace(resolve(owner_path), name, replacement))
+            _patches.replace(resolve(owner_path), name, replacement)
         except (ImportError, AttributeError):
             continue
     from .checks import WRAPPING
 
     for module in WRAPPING:
         module.install()
-        _undo.insert(0, module.uninstall)
+        _patches.also_undo(module.uninstall)
     from . import origin  # construction stacks and DataLoader batches, for the error path
 
     origin.install()
@@ -121,13 +121,12 @@ def install():
     shell = _hide.ipython_shell()
     if shell is not None and not getattr(shell, "custom_exceptions", ()):
         _ipython.show_guard_errors(shell)  # a GuardError drawn as its report in IPython too
-    _undo.insert(0, origin.uninstall)
+    _patches.also_undo(origin.uninstall)
 
 
 def uninstall():
     _wrappers.clear()
-    while _undo:
-        _undo.pop()()
+    _patches.undo()
     try:
         from torch.jit import _builtins
 
@@ -139,7 +138,7 @@ def uninstall():
 
 
 def installed():
-    return bool(_undo)
+    return bool(_patches)
 
 
 def wrappers():
