@@ -16,6 +16,6 @@ fuzz_target!(|data: &[u8]| {
     }
     let outcome = LintRun { findings, files: 1, lines: text.lines().count(), ..LintRun::default() };
     let mut rendered = Vec::new();
-    output::write_text(&mut rendered, &outcome, &Palette::new(false)).unwrap();
+    output::write_text(&mut rendered, &outcome, &Palette::new(false), false).unwrap();
     output::write_sarif(&mut Vec::new(), &outcome).unwrap();
 });

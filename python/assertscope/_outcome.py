@@ -132,7 +132,15 @@ def _same(written, diagnosis):
 
 
 def _told_in(diagnosis, text):
-    """The report's finding is in the text of an error (its message, re-raised elsewhere)."""
+    """The report's error is in the text of another (its message, re-raised elsewhere): the
+    one line a GuardError says under `run`, or the finding its full report states."""
+    from . import _contract
+
+    cause, title = diagnosis.get("cause"), diagnosis.get("title")
+    if cause and title:
+        pointer = " ".join(f"{_contract.headline(cause, title)} {_contract.REPORTED_BY_RUN}".split())
+        if pointer in text:
+            return True
     evidence = diagnosis.get("evidence") or []
     found = evidence[0].get("text", "") if evidence and isinstance(evidence[0], dict) else ""
     op = diagnosis.get("op") or ""
