@@ -187,7 +187,9 @@ pub mod guard_text {
             }
         }
         // `an input of shape [1, 3]`: the shape of what the word before names.
-        for (before, after) in text.match_indices(" of shape [").map(|(at, m)| (&text[..at], &text[at + m.len() - 1..])) {
+        for (before, after) in
+            text.match_indices(" of shape [").map(|(at, m)| (&text[..at], &text[at + m.len() - 1..]))
+        {
             let name = before.rsplit(' ').next().unwrap_or("");
             let dims = after.split_once(']').map(|(d, _)| d.trim_start_matches('['));
             let shape: Option<Vec<Value>> =
@@ -201,7 +203,10 @@ pub mod guard_text {
             values.insert("numel".into(), 0.into());
             let dims = rest.strip_prefix(" (shape [").and_then(|r| r.split_once(']')).map(|(d, _)| d);
             let shape: Option<Vec<Value>> = dims.map(|d| {
-                d.split(", ").filter(|n| !n.is_empty()).filter_map(|n| n.parse::<u64>().ok().map(Value::from)).collect()
+                d.split(", ")
+                    .filter(|n| !n.is_empty())
+                    .filter_map(|n| n.parse::<u64>().ok().map(Value::from))
+                    .collect()
             });
             if let Some(shape) = shape {
                 values.insert("shape".into(), Value::Array(shape));
@@ -218,8 +223,11 @@ pub mod guard_text {
                     }
                     continue;
                 };
-                let position: Option<Vec<Value>> =
-                    at.trim_end_matches(']').split(", ").map(|p| p.parse::<i64>().ok().map(Value::from)).collect();
+                let position: Option<Vec<Value>> = at
+                    .trim_end_matches(']')
+                    .split(", ")
+                    .map(|p| p.parse::<i64>().ok().map(Value::from))
+                    .collect();
                 let (Some(value), Some(position)) = (number_value(value.trim()), position) else { continue };
                 bad_values.push(value);
                 positions.push(Value::Array(position));

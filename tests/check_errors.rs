@@ -106,6 +106,9 @@ fn conflicting_bounds_are_refused() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.starts_with("error: the argument '--vocab-size <V>' cannot be used with '--num-classes <N>'"), "{stderr}");
+    assert!(
+        stderr.starts_with("error: the argument '--vocab-size <V>' cannot be used with '--num-classes <N>'"),
+        "{stderr}"
+    );
     assert!(out.stdout.is_empty());
 }

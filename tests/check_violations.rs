@@ -187,7 +187,10 @@ fn the_ignore_index_is_not_the_range_of_the_ids() {
     let run = check_json(dir.path(), &["one_based.npy", "--num-classes", "10", "--ignore-index", "-100"], 1);
     let d = run.diagnosis("target-out-of-range");
     let (text, fix) = (d["evidence"][0]["text"].as_str().unwrap(), d["fix"].as_str().unwrap());
-    assert!(text.contains("(min 1, max 10, and 0 never appears)") && fix.contains("1-based"), "{text} / {fix}");
+    assert!(
+        text.contains("(min 1, max 10, and 0 never appears)") && fix.contains("1-based"),
+        "{text} / {fix}"
+    );
     let run = check_json(dir.path(), &["one_based.npy", "--ignore-index", "-100"], 0);
     let notes = run.secondary();
     assert!(notes.iter().any(|(_, t)| t.contains("start at 1 (min 1, max 10")), "{notes:?}");

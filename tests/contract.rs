@@ -104,15 +104,32 @@ fn the_guard_error_text_is_written_and_read_alike() {
     let pointed = format!("{headline} {}", guard_text::REPORTED_BY_RUN);
     assert_eq!(guard_text::parse_headline(&pointed), Some(("target-out-of-range", title.as_str())));
     assert_eq!(guard_text::op_of_title(&title, "class target out of range"), Some("cross_entropy"));
-    assert_eq!(guard_text::parse_location("  --> examples/a b.py:32:13"), Some(("examples/a b.py", 32, Some(13))));
+    assert_eq!(
+        guard_text::parse_location("  --> examples/a b.py:32:13"),
+        Some(("examples/a b.py", 32, Some(13)))
+    );
     assert_eq!(guard_text::parse_location("--> Cell In[7]:3"), Some(("Cell In[7]", 3, None)));
 }
 
 #[test]
 fn numbers_are_rounded_alike() {
     let values = [
-        0.0, -0.0, 1.0, 5.0, 0.5, -0.6537530422210693, 0.2491968870162964, 12345.678, 9999.5, 0.000012345,
-        1e-4, 123456789.0, -2.5e-7, 3.14159, 1e16, 0.1 + 0.2,
+        0.0,
+        -0.0,
+        1.0,
+        5.0,
+        0.5,
+        -0.6537530422210693,
+        0.2491968870162964,
+        12345.678,
+        9999.5,
+        0.000012345,
+        1e-4,
+        123456789.0,
+        -2.5e-7,
+        3.14159,
+        1e16,
+        0.1 + 0.2,
     ];
     let python =
         python_json(&format!("print(json.dumps([c.readable_number(v) for v in {}]))", json!(values)), &[]);

@@ -34,7 +34,8 @@ fn check(name: &str, cause: &str, op: &str, file: &str, line: u64) -> Value {
 fn a_redirected_guarded_run() {
     // Under `run` the GuardError is its headline alone: the cause and op come from it, the
     // user's line from the traceback above it.
-    let root = check("run-redirected.log", "target-out-of-range", "cross_entropy", "/home/user/proj/train.py", 9);
+    let root =
+        check("run-redirected.log", "target-out-of-range", "cross_entropy", "/home/user/proj/train.py", 9);
     assert_eq!(root["location"]["code"], "loss = F.cross_entropy(logits, y)");
     assert_eq!(root["location"]["function"], "main");
 }
@@ -48,11 +49,16 @@ fn a_notebook_cell_under_the_guard() {
     assert_eq!((values["bad_count"].as_u64(), values["bound"].as_u64()), (Some(1), Some(10)), "{values}");
     assert_eq!(values["bad_values"], serde_json::json!([12]), "{values}");
     assert_eq!(values["positions"], serde_json::json!([[0, 2]]), "{values}");
-    assert!(root["fix"].as_str().unwrap().starts_with("Token id 12 is at or past the end"), "{}", root["fix"]);
+    assert!(
+        root["fix"].as_str().unwrap().starts_with("Token id 12 is at or past the end"),
+        "{}",
+        root["fix"]
+    );
 }
 
 #[test]
 fn a_torchrun_rank_file() {
-    let root = check("torchrun-rank1.log", "target-out-of-range", "cross_entropy", "/home/user/proj/train.py", 9);
+    let root =
+        check("torchrun-rank1.log", "target-out-of-range", "cross_entropy", "/home/user/proj/train.py", 9);
     assert_eq!(root["rank"], 1);
 }

@@ -106,13 +106,19 @@ fn long_notes() -> Vec<Diagnostic> {
                 is out of range. Subtract 1 from every label (`y - 1`), or give the model 6 outputs if \
                 class 0 is a real class; size the output layer with `num_classes = int(y.max()) + 1`.";
     vec![
-        Diagnostic::new(Severity::Error, Some("target-out-of-range"), "class target out of range in cross_entropy")
-            .span(Span::at("train.py", Some(1032)).source(Some("        loss = criterion(model(x), y)".into())))
-            .note("found", found)
-            .note("", &format!("{found} {found}"))
-            .help(help)
-            .section("fix", help),
-        Diagnostic::new(Severity::Warning, None, "no spans").note("values", "a=[1,2,3], ".repeat(20)).help(help),
+        Diagnostic::new(
+            Severity::Error,
+            Some("target-out-of-range"),
+            "class target out of range in cross_entropy",
+        )
+        .span(Span::at("train.py", Some(1032)).source(Some("        loss = criterion(model(x), y)".into())))
+        .note("found", found)
+        .note("", &format!("{found} {found}"))
+        .help(help)
+        .section("fix", help),
+        Diagnostic::new(Severity::Warning, None, "no spans")
+            .note("values", "a=[1,2,3], ".repeat(20))
+            .help(help),
     ]
 }
 
@@ -213,7 +219,8 @@ fn diagnoses(dir: &Path) -> Vec<serde_json::Value> {
 fn python_and_rust_build_the_same_model_of_a_diagnosis() {
     let dir = tempfile::tempdir().unwrap();
     let diagnoses = diagnoses(dir.path());
-    let from_python = python_texts("_render.render(_human.model(d))", &serde_json::Value::Array(diagnoses.clone()));
+    let from_python =
+        python_texts("_render.render(_human.model(d))", &serde_json::Value::Array(diagnoses.clone()));
     for (diagnosis, python_text) in diagnoses.iter().zip(&from_python) {
         let diagnosis: assertscope::report::Diagnosis = serde_json::from_value(diagnosis.clone()).unwrap();
         let rust_text = render_one(&assertscope::render::human::diagnostic(&diagnosis), false);
@@ -225,6 +232,9 @@ fn python_and_rust_build_the_same_model_of_a_diagnosis() {
     assert!(guard.contains("--> ") && guard.contains("train.py:4:9\n"), "{guard}");
     assert!(!guard.contains("= values:") && !guard.contains("= op:"), "{guard}");
     let explained = &from_python[1];
-    assert!(explained.contains("max=1.235e+04, min=-0.6538, name=x, reported=[5,-3], tiny=1.234e-05, whole=5"), "{explained}");
+    assert!(
+        explained.contains("max=1.235e+04, min=-0.6538, name=x, reported=[5,-3], tiny=1.234e-05, whole=5"),
+        "{explained}"
+    );
     assert!(explained.contains("= op: binary_cross_entropy"), "{explained}");
 }

@@ -190,7 +190,9 @@ fn probe(python: &PathBuf) -> anyhow::Result<Probe> {
     let warnings: Vec<&str> = std::str::from_utf8(&out.stderr)
         .unwrap_or("")
         .lines()
-        .filter(|l| !l.trim().is_empty() && !(torch_missing && l.contains("torch is not installed for this Python")))
+        .filter(|l| {
+            !l.trim().is_empty() && !(torch_missing && l.contains("torch is not installed for this Python"))
+        })
         .collect();
     if !warnings.is_empty() {
         probe.stderr = Some(warnings.join("\n"));
@@ -327,7 +329,8 @@ fn render(r: &DoctorReport, p: &Palette) -> String {
 /// major*10000 + minor*100 + patch from cuDNN 9 on (92600 is 9.26.0), and
 /// major*1000 + minor*100 + patch before (8902 is 8.9.2).
 fn cudnn_version(number: u64) -> String {
-    let (major, rest) = if number >= 90000 { (number / 10000, number % 10000) } else { (number / 1000, number % 1000) };
+    let (major, rest) =
+        if number >= 90000 { (number / 10000, number % 10000) } else { (number / 1000, number % 1000) };
     format!("{major}.{}.{}", rest / 100, rest % 100)
 }
 

@@ -73,7 +73,10 @@ pub fn execute(args: LintArgs) -> anyhow::Result<u8> {
     // A file named on the command line is linted whatever its name, unless its extension
     // says it is something else: Markdown parsed as Python would report "no problems".
     if let Some(path) = args.paths.iter().find(|p| p.is_file() && !walk::may_be_python(p)) {
-        anyhow::bail!("{}: not a Python file (lint reads .py and .pyi files, and scripts without an extension)", path.display());
+        anyhow::bail!(
+            "{}: not a Python file (lint reads .py and .pyi files, and scripts without an extension)",
+            path.display()
+        );
     }
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let fix = match (args.fix, args.diff) {
@@ -86,7 +89,10 @@ pub fn execute(args: LintArgs) -> anyhow::Result<u8> {
     if outcome.files == 0 && outcome.unreadable.is_empty() {
         // As ruff says it: not "no problems found", which would read as a clean bill.
         let palette = Palette::new(args.color.for_stderr());
-        eprintln!("{}warning{}: No Python files found under the given path(s)", palette.warning, palette.reset);
+        eprintln!(
+            "{}warning{}: No Python files found under the given path(s)",
+            palette.warning, palette.reset
+        );
     }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

@@ -35,8 +35,8 @@ pub fn check(ctx: &Context) -> Vec<Finding> {
     };
     let mut finding = Finding::new("out-of-range", ctx.id_cause(), Severity::Error, message);
     if one_based && ctx.task != Task::Tokens {
-        finding =
-            finding.advise(&hint("one-based-labels", json!({"max": max, "last": max - 1, "needed": max + 1})));
+        finding = finding
+            .advise(&hint("one-based-labels", json!({"max": max, "last": max - 1, "needed": max + 1})));
     }
     let bad = bad_values(ctx, bound.value);
     if ctx.task == Task::Segmentation && ctx.opts.ignore_index.is_none() && bad.iter().any(|(v, _)| *v == 255)

@@ -3,8 +3,8 @@
 //! only what the reader needs: the names to show, whether any is text, the field asked for,
 //! and where the data starts.
 
-use std::fs::File;
 use super::positional::{read_at, read_exact_at};
+use std::fs::File;
 
 /// The names kept to show in a message.
 const NAMES_KEPT: usize = 31;
