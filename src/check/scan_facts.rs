@@ -492,6 +492,8 @@ mod tests {
     #[test]
     fn another_version_is_refused_by_name() {
         let err = parse(r#"{"version": 1, "target": "t.py:x", "findings": [], "error": null}"#).unwrap_err();
-        assert!(err.to_string().contains("version 1; this assertscope reads version 2"), "{err}");
+        let expected =
+            format!("version 1; this assertscope reads version {}", crate::contract::SCAN_RESULT_VERSION);
+        assert!(err.to_string().contains(&expected), "{err}");
     }
 }

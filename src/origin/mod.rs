@@ -66,7 +66,7 @@ fn analyse(d: &Diagnosis, runtime: Option<&Runtime>, given: &[Frame]) -> Found {
     let frames = query::frames(d, runtime, given);
     let sources = query::sources(runtime, &frames);
     let value = query::value_query(d, runtime, frames.clone());
-    let sizes = query::size_queries(runtime);
+    let mut sizes = query::size_queries(runtime);
     // The guard names the modules whose size it judged broken; without its facts (explain,
     // an older guard), the flow finds the module the op ran with.
     let by_flow = value.is_some() && query::has_size(&d.cause);
@@ -80,7 +80,14 @@ fn analyse(d: &Diagnosis, runtime: Option<&Runtime>, given: &[Frame]) -> Found {
             let trail = slice::trace(project, q);
             add(&mut found, trail);
             if by_flow {
-                add(&mut found, slice::trace_size_by_flow(project, q, modules_by_flow && sizes.is_empty()));
+                let by_flow = slice::trace_size_by_flow(project, q, modules_by_flow && sizes.is_empty());
+                // A void label the loss does not ignore is the loss's ignore_index at fault,
+                // not the head the guard judged too small: once the flow reached the loss,
+                // the heads' sizes are not drawn ("the data needs 256" would mislead).
+                if slice::void_label(q).is_some() && !by_flow.steps.is_empty() {
+                    sizes.clear();
+                }
+                add(&mut found, by_flow);
             }
         }
         for q in &sizes {

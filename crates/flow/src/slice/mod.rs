@@ -226,6 +226,12 @@ pub fn trace_size_by_flow(project: &Project<'_>, query: &Query, modules: bool) -
     size::size_by_flow(project, query, modules)
 }
 
+/// The one bad value of `query` when it looks like padding or a void label (negative, 255):
+/// such a value breaks the loss's `ignore_index`, not the size of a head.
+pub fn void_label(query: &Query) -> Option<f64> {
+    size::void_label(&query.bad.values)
+}
+
 /// Runs `f` with a project over `sources`: the files it reads live as long as the call.
 pub fn with_project<R>(sources: Sources, f: impl FnOnce(&Project<'_>) -> R) -> R {
     let store = Store::default();

@@ -450,7 +450,12 @@ fn layer_head<'a>(
 
 /// The one bad value, when it looks like padding or a void label (negative, 255).
 fn padding(walker: &Walker<'_, '_>) -> Option<f64> {
-    match walker.query.bad.values.as_slice() {
+    void_label(&walker.query.bad.values)
+}
+
+/// The one value of `values`, when it looks like padding or a void label (negative, 255).
+pub fn void_label(values: &[f64]) -> Option<f64> {
+    match values {
         [v] if *v < 0.0 || *v == 255.0 => Some(*v),
         _ => None,
     }
