@@ -211,24 +211,41 @@ fn cut_traceback_failure<'a>(
     };
     let line = frame.line.map_or("?".to_string(), |l| l.to_string());
     let function = frame.function.as_deref().map_or(String::new(), |f| format!(", in {f}"));
-    Some(Failure {
-        strength: Strength::CutTraceback,
-        cause: Some(cause),
-        op: Some(op.name.clone()),
+    let hint = format!(
+        "The log stops before the error message: the traceback ends inside {}, so the cause is read from its innermost frames, not from a message (low confidence). Paste the whole error to confirm it.",
+        op.name
+    );
+    let text =
+        format!("File \"{}\", line {line}{function} (the last frame before the log stops)", frame.file);
+    let mut failure = cut(Strength::CutTraceback, Some(cause), hint, text, (si, frame.log_line), tb);
+    failure.op = Some(op.name.clone());
+    Some(failure)
+}
+
+/// A failure read from a traceback that stops before its message (low confidence).
+fn cut<'a>(
+    strength: Strength,
+    cause: Option<String>,
+    hint: String,
+    text: String,
+    at: (usize, u64),
+    tb: &'a Traceback,
+) -> Failure<'a> {
+    Failure {
+        strength,
+        cause,
+        op: None,
         title: None,
-        hint: Some(format!(
-            "The log stops before the error message: the traceback ends inside {}, so the cause is read from its innermost frames, not from a message (low confidence). Paste the whole error to confirm it.",
-            op.name
-        )),
+        hint: Some(hint),
         values: Map::new(),
-        text: format!("File \"{}\", line {line}{function} (the last frame before the log stops)", frame.file),
-        at: (si, frame.log_line),
+        text,
+        at,
         traceback: Some(tb),
         assertion: None,
         followon: None,
         tolerant: false,
         stated_location: None,
-    })
+    }
 }
 
 /// A cut IPython traceback whose header says `IndexError`, stopped inside a loss module
@@ -247,23 +264,16 @@ fn index_error_in_loss_call<'a>(si: usize, tb: &'a Traceback) -> Option<Failure<
     let frame = frames::user_frame(tb)?;
     frame.code.as_deref().filter(|code| loss_call.is_match(code))?;
     let line = frame.line.map_or("?".to_string(), |l| l.to_string());
-    Some(Failure {
-        strength: Strength::CutTraceback,
-        cause: Some("target-out-of-range".into()),
-        op: None,
-        title: None,
-        hint: Some(
-            "The log stops before the error message: IPython's header says IndexError, and the last frame in your code calls a loss on the targets. A class-index loss raises IndexError for a target outside [0, C) (low confidence: the message is not in the log). Paste the whole error to confirm it.".to_string(),
-        ),
-        values: Map::new(),
-        text: format!("IndexError in \"{}\", line {line} (the log stops before the message)", frame.file),
-        at: (si, frame.log_line),
-        traceback: Some(tb),
-        assertion: None,
-        followon: None,
-        tolerant: false,
-        stated_location: None,
-    })
+    let hint = "The log stops before the error message: IPython's header says IndexError, and the last frame in your code calls a loss on the targets. A class-index loss raises IndexError for a target outside [0, C) (low confidence: the message is not in the log). Paste the whole error to confirm it.".to_string();
+    let text = format!("IndexError in \"{}\", line {line} (the log stops before the message)", frame.file);
+    Some(cut(
+        Strength::CutTraceback,
+        Some("target-out-of-range".into()),
+        hint,
+        text,
+        (si, frame.log_line),
+        tb,
+    ))
 }
 
 /// A traceback that stops before its message inside no op the knowledge base knows: no
@@ -272,23 +282,15 @@ fn index_error_in_loss_call<'a>(si: usize, tb: &'a Traceback) -> Option<Failure<
 fn cut_unknown_failure<'a>(si: usize, tb: &'a Traceback) -> Failure<'a> {
     let last = tb.innermost().frames.last().or(tb.frames.last());
     let at = last.map_or(tb.log_line, |f| f.log_line);
-    Failure {
-        strength: Strength::CutUnknown,
-        cause: None,
-        op: None,
-        title: None,
-        hint: Some(
-            "The log stops before the error message and its last frames are in no op assertscope knows: the error's cause is not in the log (low confidence). Paste the whole error to get it explained.".to_string(),
-        ),
-        values: Map::new(),
-        text: "(the traceback stops before its error message)".to_string(),
-        at: (si, at),
-        traceback: Some(tb),
-        assertion: None,
-        followon: None,
-        tolerant: false,
-        stated_location: None,
-    }
+    let hint = "The log stops before the error message and its last frames are in no op assertscope knows: the error's cause is not in the log (low confidence). Paste the whole error to get it explained.".to_string();
+    cut(
+        Strength::CutUnknown,
+        None,
+        hint,
+        "(the traceback stops before its error message)".to_string(),
+        (si, at),
+        tb,
+    )
 }
 
 /// What the frames of a traceback say about the op, and what bad values mean there.
