@@ -33,7 +33,6 @@ def _guarding(original):
 
 
 def _error(size):
-    from .._state import Busy
     from ..origin import attach, loader, runtime
 
     finding = Finding(
@@ -45,23 +44,18 @@ def _error(size):
     )
     location = _frames.location_dict(_frames.capture())
     error = build("batch_norm", finding, location)
-    facts = runtime.Facts()
-    try:
-        with Busy():
-            start = sys._getframe(1)
-            runtime.frames(facts, location, start, None)
-            norm = runtime.module_in_stack(("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"), start)
-            if norm is not None:
-                facts.runtime["modules"] = [runtime.module_entry(norm, "batchnorm", "num_features")]
-            recent = loader.recent()
-            if recent:
-                _last_batch(facts, recent[0])
-            runtime.finish(facts)
-    except Exception as failure:  # noqa: BLE001 - the facts are extra
-        runtime.failed(facts, failure)
-    attach.with_facts(error, facts)
-    report(error)
-    return error
+    start = sys._getframe(1)
+
+    def gather(facts):
+        runtime.frames(facts, location, start, None)
+        norm = runtime.module_in_stack(("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"), start)
+        if norm is not None:
+            facts.runtime["modules"] = [runtime.module_entry(norm, "batchnorm", "num_features")]
+        recent = loader.recent()
+        if recent:
+            _last_batch(facts, recent[0])
+
+    return report(attach.with_gathered(error, gather))
 
 
 def _last_batch(facts, record):

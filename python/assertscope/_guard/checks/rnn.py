@@ -55,7 +55,6 @@ def _guarding(original):
 
 
 def _error(module, input, found):
-    from .._state import Busy
     from ..origin import attach, modules, runtime
 
     state, state_batch, batch = found
@@ -70,18 +69,14 @@ def _error(module, input, found):
     )
     location = _frames.location_dict(_frames.capture())
     error = build(kind.lower(), finding, location)
-    facts = runtime.Facts()
-    try:
-        with Busy():
-            runtime.frames(facts, location, sys._getframe(1), state)
-            facts.runtime["operand"] = {"parameter": "hx", "index": 1}
-            facts.runtime["modules"] = [runtime.module_entry(modules.built(module), "rnn")]
-            runtime.finish(facts)
-    except Exception as failure:  # noqa: BLE001 - the facts are extra
-        runtime.failed(facts, failure)
-    attach.with_facts(error, facts)
-    report(error)
-    return error
+    start = sys._getframe(1)
+
+    def gather(facts):
+        runtime.frames(facts, location, start, state)
+        facts.runtime["operand"] = {"parameter": "hx", "index": 1}
+        facts.runtime["modules"] = [runtime.module_entry(modules.built(module), "rnn")]
+
+    return report(attach.with_gathered(error, gather))
 
 
 def install():

@@ -30,6 +30,22 @@ def explain(error, check, call, rule, finding, location, start=None):
     return with_facts(error, facts)
 
 
+def with_gathered(error, gather):
+    """Adds the facts `gather(facts)` records (a check's own: its module, its batch) to a
+    GuardError, as `explain` does for the op checks; a failure to gather is a note, never
+    the user's error. Returns the error."""
+    from .._state import Busy
+
+    facts = runtime.Facts()
+    try:
+        with Busy():
+            gather(facts)
+            runtime.finish(facts)
+    except Exception as failure:  # noqa: BLE001 - the facts are extra
+        runtime.failed(facts, failure)
+    return with_facts(error, facts)
+
+
 def with_facts(error, facts):
     """Adds gathered Facts (and, outside `run`, the engine's path) to a GuardError's
     diagnosis; its message is drawn from the diagnosis when it is raised (errors.report)."""
