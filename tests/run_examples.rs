@@ -123,6 +123,7 @@ fn run_on_every_bundled_example() {
     }
     let bin = env!("CARGO_BIN_EXE_assertscope").to_string();
     let examples = examples();
+    let origin_step = origin_step();
     assert!(examples.len() >= 6, "{examples:?}");
     for example in &examples {
         let name = example.file_stem().unwrap().to_string_lossy().into_owned();
@@ -144,7 +145,7 @@ fn run_on_every_bundled_example() {
         };
         // The proved origin path is drawn two lines a step (the code and its label): it is
         // what the report is for, and it is counted apart from the rest.
-        let path_lines = 2 * run.lines().filter(|l| origin_step().is_match(l)).count();
+        let path_lines = 2 * run.lines().filter(|l| origin_step.is_match(l)).count();
         eprintln!(
             "{name}: plain {plain_lines} lines, run {run_lines} ({path_lines} of them the origin path)"
         );
