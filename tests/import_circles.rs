@@ -319,39 +319,20 @@ fn describe(
     lines.join("\n")
 }
 
-/// The one circle left, by the folder that holds it: the origin engine's walker, whose
-/// shared types (`follow`'s Walker and Cursor, `start`'s Start) are to move into a module
-/// of their own. Listed so that no new circle comes in while it stays; once it is gone this
-/// list must be emptied (the test says so).
-const KNOWN_CIRCLE_FOLDERS: &[&str] = &["crates/flow/src/slice/"];
-
 #[test]
 fn no_crate_has_an_import_circle() {
     let mut found = Vec::new();
-    let mut known_seen = BTreeSet::new();
     let mut modules = 0;
     for root in crate_roots() {
         let krate = module_tree(&root);
         modules += krate.files.len();
         let edges = edges(&krate);
         for circle in circles(&edges) {
-            let text = describe(&krate, &circle, &edges);
-            let first_line = text.lines().next().unwrap_or("");
-            let known = KNOWN_CIRCLE_FOLDERS
-                .iter()
-                .find(|folder| first_line.split(", ").all(|file| file.starts_with(**folder)));
-            match known {
-                Some(folder) => {
-                    known_seen.insert(*folder);
-                }
-                None => found.push(text),
-            }
+            found.push(describe(&krate, &circle, &edges));
         }
     }
     assert!(modules > 100, "read {modules} modules: the module tree was not followed");
     assert!(found.is_empty(), "import circles:\n{}", found.join("\n"));
-    let gone: Vec<&&str> = KNOWN_CIRCLE_FOLDERS.iter().filter(|f| !known_seen.contains(**f)).collect();
-    assert!(gone.is_empty(), "no circle is left in {gone:?}: take it out of KNOWN_CIRCLE_FOLDERS");
 }
 
 #[test]

@@ -362,8 +362,41 @@ impl<'p, 'a> Walker<'p, 'a> {
         if self.want == Facts::NONE || (self.chain == Chain::Shape && !cur.path.is_empty()) {
             return None;
         }
-        super::shapes::fact_made(self, cur)
+        fact_made(self, cur)
     }
+}
+
+/// Where a shape or dtype trail's fact was made: a call or subscript whose value has it
+/// while its input has not.
+fn fact_made<'a>(walker: &Walker<'_, 'a>, cur: &Cursor<'a>) -> Option<Outcome<'a>> {
+    let want = walker.want;
+    let m = cur.m;
+    let input: &Expr = match cur.expr {
+        Expr::Call(call) => match &*call.func {
+            Expr::Attribute(attr) if m.sem.api(&call.func).is_none() => &attr.value,
+            _ => call.arguments.args.first()?,
+        },
+        Expr::Subscript(sub) => &sub.value,
+        _ => return None,
+    };
+    let has = |e: &'a Expr| m.flow.facts(e, cur.scope).has(want);
+    let singleton_input = want == Facts::COLUMN && m.flow.facts(cur.expr, cur.scope).has(Facts::SINGLETON);
+    if !(has(cur.expr) || singleton_input) || has(input) {
+        return None;
+    }
+    let text = made::text_of(m.file.text(), cur.expr);
+    let note = if want == Facts::ONE_HOT {
+        format!("`{text}` makes one-hot rows [N, C] where class indices [N] are expected")
+    } else if want == Facts::COLUMN && singleton_input {
+        format!("`{text}` makes each sample a one-element tensor: batched, a column [N, 1]")
+    } else if want == Facts::COLUMN {
+        format!("`{text}` makes a column [N, 1] where [N] is expected")
+    } else if want == Facts::FLOAT {
+        format!("`{text}` makes it floating point where class indices (int64) are expected")
+    } else {
+        format!("`{text}` makes it int32 where int64 is expected")
+    };
+    Some(walker.made(cur, cur.expr.start(), note, Values::Unknown))
 }
 
 /// Whether two paths name the same file (one may be relative to the working directory).

@@ -165,3 +165,18 @@ impl Op {
         self.forward.iter().position(|p| same_parameter(p, parameter))
     }
 }
+
+/// The argument that sets a torch class's size, by name and position.
+pub fn size_argument(class: &str) -> Option<(&'static str, usize)> {
+    Some(match class {
+        "Linear" | "LazyLinear" | "Bilinear" => ("out_features", 1),
+        "Embedding" | "EmbeddingBag" => ("num_embeddings", 0),
+        "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d" | "ConvTranspose3d" => {
+            ("out_channels", 1)
+        }
+        "LSTM" | "GRU" | "RNN" => ("hidden_size", 1),
+        "CTCLoss" => ("blank", 0),
+        "CrossEntropyLoss" | "NLLLoss" => ("ignore_index", 2),
+        _ => return None,
+    })
+}

@@ -7,6 +7,7 @@
 use super::follow::{Cursor, Outcome, Walker};
 use super::made::{self, Values};
 use super::names::line_offset;
+use super::ops::size_argument;
 use super::project::{Module, Project};
 use super::resolve::Object;
 use super::trail::to_trail;
@@ -14,21 +15,6 @@ use super::{Chain, Frame, Query, Role, SizeQuery, Trail};
 use crate::semantic::{argument, ScopeId};
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;
-
-/// The argument that sets a torch class's size, by name and position.
-pub(super) fn size_argument(class: &str) -> Option<(&'static str, usize)> {
-    Some(match class {
-        "Linear" | "LazyLinear" | "Bilinear" => ("out_features", 1),
-        "Embedding" | "EmbeddingBag" => ("num_embeddings", 0),
-        "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d" | "ConvTranspose3d" => {
-            ("out_channels", 1)
-        }
-        "LSTM" | "GRU" | "RNN" => ("hidden_size", 1),
-        "CTCLoss" => ("blank", 0),
-        "CrossEntropyLoss" | "NLLLoss" => ("ignore_index", 2),
-        _ => return None,
-    })
-}
 
 /// The size trail of a module from its construction stack.
 pub fn size_trail(project: &Project<'_>, query: &SizeQuery) -> Trail {

@@ -207,7 +207,7 @@ fn table_size<'a>(
     let Some(Object::LibraryInstance(_, class, built)) = walker.project.resolve(m, scope, &call.func) else {
         return None;
     };
-    let (name, position) = super::size::size_argument(class)?;
+    let (name, position) = ops::size_argument(class)?;
     let size = argument(built.call, name, Some(position))?;
     let probe =
         Cursor { m: built.m, scope: built.scope, expr: size, path: Vec::new(), env: Default::default() };
