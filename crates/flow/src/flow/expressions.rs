@@ -81,56 +81,8 @@ impl<'a> Flow<'a> {
     }
 
     pub(super) fn call_facts(&self, call: &'a ast::ExprCall, scope: ScopeId, depth: u32) -> Facts {
-        let first_arg = || call.arguments.args.first().filter(|a| !a.is_starred_expr());
-        let arg_facts = |e: Option<&'a Expr>| e.map_or(Facts::NONE, |e| self.expr_facts(e, scope, depth + 1));
         if let Some((root, name)) = self.sem.api(&call.func) {
-            return match (root, name) {
-                ("torch", "one_hot") => Facts::ONE_HOT | Facts::INT64,
-                ("torch", "sigmoid" | "expit") => Facts::PROB | Facts::NONNEG,
-                ("torch", "softmax") => Facts::PROB | Facts::NONNEG | Facts::SOFTMAX,
-                ("torch", "log_softmax") => Facts::LOG_PROB,
-                ("torch", "randn" | "randn_like") => Facts::LOGITS | Facts::FLOAT,
-                ("torch", "rand" | "rand_like") => Facts::PROB | Facts::NONNEG | Facts::FLOAT,
-                ("torch", "exp" | "relu" | "abs" | "square") => {
-                    arg_facts(first_arg()).only(Facts::CARRIED).with_range(Facts::NONNEG)
-                }
-                ("torch", "argmax" | "argmin") => Facts::INT64,
-                ("torch", "clamp" | "clip") => clamp_facts(call, arg_facts(first_arg())),
-                ("torch", "squeeze" | "flatten" | "ravel") => arg_facts(first_arg()).without(Facts::COLUMN),
-                ("torch", "unsqueeze") => unsqueezed(arg_facts(first_arg()), argument(call, "dim", Some(1))),
-                ("torch", "IntTensor") => singleton(first_arg()) | Facts::INT32,
-                ("torch", "LongTensor") => singleton(first_arg()) | Facts::INT64,
-                ("torch", "tensor" | "as_tensor" | "from_numpy") => {
-                    let base = arg_facts(first_arg()).only(Facts::CARRIED) | singleton(first_arg());
-                    match call.arguments.find_keyword("dtype").map(|k| self.dtype(&k.value)) {
-                        Some(Some(dtype)) => base.with_dtype(dtype),
-                        Some(None) => base.without(Facts::DTYPES),
-                        None => base,
-                    }
-                }
-                ("torch", "cat" | "stack") => match first_arg() {
-                    Some(
-                        Expr::List(ast::ExprList { elts, .. }) | Expr::Tuple(ast::ExprTuple { elts, .. }),
-                    ) => elts
-                        .iter()
-                        .fold(Facts::NONE, |f, e| f | self.expr_facts(e, scope, depth + 1))
-                        .only(Facts::CARRIED),
-                    _ => Facts::NONE,
-                },
-                ("numpy", "array" | "asarray") => {
-                    let base = arg_facts(first_arg()).only(Facts::CARRIED);
-                    match call.arguments.find_keyword("dtype").map(|k| self.dtype(&k.value)) {
-                        Some(Some(dtype)) => base.with_dtype(dtype),
-                        Some(None) => base.without(Facts::DTYPES),
-                        None => base,
-                    }
-                }
-                ("numpy", "int32") => Facts::INT32,
-                _ => match self.instance_at(&call.func, scope, depth + 1) {
-                    Some(instance) => self.module_output(instance, depth + 1),
-                    None => Facts::NONE,
-                },
-            };
+            return self.api_call_facts(call, root, name, scope, depth);
         }
         if let Some(instance) = self.instance_at(&call.func, scope, depth + 1) {
             return self.module_output(instance, depth + 1);
@@ -173,6 +125,65 @@ impl<'a> Flow<'a> {
                 facts
             }
             _ => Facts::NONE,
+        }
+    }
+
+    /// A call of a library function the module imports (`torch.softmax`, `np.array`).
+    fn api_call_facts(
+        &self,
+        call: &'a ast::ExprCall,
+        root: &str,
+        name: &str,
+        scope: ScopeId,
+        depth: u32,
+    ) -> Facts {
+        let first_arg = || call.arguments.args.first().filter(|a| !a.is_starred_expr());
+        let arg_facts = |e: Option<&'a Expr>| e.map_or(Facts::NONE, |e| self.expr_facts(e, scope, depth + 1));
+        match (root, name) {
+            ("torch", "one_hot") => Facts::ONE_HOT | Facts::INT64,
+            ("torch", "sigmoid" | "expit") => Facts::PROB | Facts::NONNEG,
+            ("torch", "softmax") => Facts::PROB | Facts::NONNEG | Facts::SOFTMAX,
+            ("torch", "log_softmax") => Facts::LOG_PROB,
+            ("torch", "randn" | "randn_like") => Facts::LOGITS | Facts::FLOAT,
+            ("torch", "rand" | "rand_like") => Facts::PROB | Facts::NONNEG | Facts::FLOAT,
+            ("torch", "exp" | "relu" | "abs" | "square") => {
+                arg_facts(first_arg()).only(Facts::CARRIED).with_range(Facts::NONNEG)
+            }
+            ("torch", "argmax" | "argmin") => Facts::INT64,
+            ("torch", "clamp" | "clip") => clamp_facts(call, arg_facts(first_arg())),
+            ("torch", "squeeze" | "flatten" | "ravel") => arg_facts(first_arg()).without(Facts::COLUMN),
+            ("torch", "unsqueeze") => unsqueezed(arg_facts(first_arg()), argument(call, "dim", Some(1))),
+            ("torch", "IntTensor") => singleton(first_arg()) | Facts::INT32,
+            ("torch", "LongTensor") => singleton(first_arg()) | Facts::INT64,
+            ("torch", "tensor" | "as_tensor" | "from_numpy") => {
+                let base = arg_facts(first_arg()).only(Facts::CARRIED) | singleton(first_arg());
+                match call.arguments.find_keyword("dtype").map(|k| self.dtype(&k.value)) {
+                    Some(Some(dtype)) => base.with_dtype(dtype),
+                    Some(None) => base.without(Facts::DTYPES),
+                    None => base,
+                }
+            }
+            ("torch", "cat" | "stack") => match first_arg() {
+                Some(Expr::List(ast::ExprList { elts, .. }) | Expr::Tuple(ast::ExprTuple { elts, .. })) => {
+                    elts.iter()
+                        .fold(Facts::NONE, |f, e| f | self.expr_facts(e, scope, depth + 1))
+                        .only(Facts::CARRIED)
+                }
+                _ => Facts::NONE,
+            },
+            ("numpy", "array" | "asarray") => {
+                let base = arg_facts(first_arg()).only(Facts::CARRIED);
+                match call.arguments.find_keyword("dtype").map(|k| self.dtype(&k.value)) {
+                    Some(Some(dtype)) => base.with_dtype(dtype),
+                    Some(None) => base.without(Facts::DTYPES),
+                    None => base,
+                }
+            }
+            ("numpy", "int32") => Facts::INT32,
+            _ => match self.instance_at(&call.func, scope, depth + 1) {
+                Some(instance) => self.module_output(instance, depth + 1),
+                None => Facts::NONE,
+            },
         }
     }
 
