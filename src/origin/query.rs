@@ -45,7 +45,12 @@ pub fn value_query(d: &Diagnosis, runtime: Option<&Runtime>, frames: Vec<Frame>)
     let operand =
         Operand { op, parameter: Some(parameter), position: operand_fact.and_then(|o| o.index), holders };
     let rows = matches!(d.cause.as_str(), "batch-size-mismatch" | "batchnorm-single-sample");
-    Some(Query { frames, operand, chain: Some(chain), rows, bad: bad_values(d), observed: observed(runtime) })
+    let mut bad = bad_values(d);
+    // An RNN's initial state: the batch size it was built for is the value followed.
+    if let Some(state_batch) = d.values.get("hidden_batch").and_then(Value::as_f64).filter(|_| rows) {
+        bad.values = vec![state_batch];
+    }
+    Some(Query { frames, operand, chain: Some(chain), rows, bad, observed: observed(runtime) })
 }
 
 /// The refused parameter's name in the op's own signature.
@@ -157,12 +162,14 @@ fn observed(runtime: Option<&Runtime>) -> Observed {
     }
 }
 
-/// The size questions the runtime's modules ask.
+/// The size questions the runtime's modules ask: those whose size the guard judged (it
+/// names the size argument). A module named without one is the module the op ran with
+/// (an RNN whose state has another batch size): its sizes are not what broke.
 pub fn size_queries(runtime: Option<&Runtime>) -> Vec<SizeQuery> {
     let Some(r) = runtime else { return Vec::new() };
     r.modules
         .iter()
-        .filter(|m| !m.sites.is_empty())
+        .filter(|m| !m.sites.is_empty() && m.size_argument.is_some())
         .map(|m| SizeQuery {
             class: m.class.clone(),
             argument: m.size_argument.clone(),

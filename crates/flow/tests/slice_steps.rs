@@ -525,3 +525,41 @@ fn a_void_label_names_the_loss_even_where_the_guard_named_the_head() {
         "t.py:3 sized: `nn.CrossEntropyLoss()` built here: it skips targets equal to ignore_index = -100 (the default), not 255\n"
     );
 }
+
+#[test]
+fn a_recurrent_state_carried_around_the_loop_comes_from_its_first_definition() {
+    // The state at the failure is `init_hidden(16)` or, around the loop, the state the GRU
+    // returned for the previous batch: that one has the shape of the state passed in, so it
+    // is the same value carried, and only the definition before the loop is left.
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\n\
+         import torch.nn as nn\n\
+         class Net(nn.Module):\n\
+         \x20   def __init__(self):\n\
+         \x20       super().__init__()\n\
+         \x20       self.gru = nn.GRU(8, 8)\n\
+         \x20   def init_hidden(self, batch):\n\
+         \x20       return torch.zeros(1, batch, 8)\n\
+         \x20   def forward(self, x, h):\n\
+         \x20       y, h = self.gru(x, h)\n\
+         \x20       return y, h\n\
+         model = Net()\n\
+         hidden = model.init_hidden(16)\n\
+         for x in torch.randn(5, 3, 16, 8).unbind(0):\n\
+         \x20   out, hidden = model(x, hidden)\n\
+         \x20   hidden = hidden.detach()\n",
+    )]);
+    // The guard's fact: the state has a batch of 16.
+    let mut query = p.query(&[("t.py", 10), ("t.py", 15)], "gru", "hx", &[16.0]);
+    query.chain = Some(Chain::Shape);
+    query.rows = true;
+    let t = slice::with_project(p.sources(), |project| slice::trace(project, &query));
+    check_made(&t);
+    assert_eq!(
+        show(&t),
+        "t.py:15 move (confirmed): passed as `h` to `Net.forward`\n\
+         t.py:8 move: returned by `Net.init_hidden`\n\
+         t.py:13 made: the constant 16\n"
+    );
+}

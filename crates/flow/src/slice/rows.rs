@@ -3,7 +3,7 @@
 //! input; what sets them is a reshape with `-1` in the batch position, a tensor created
 //! with an explicit size (an RNN's initial state), or a DataLoader's batch size.
 
-use super::follow::{Cursor, Outcome, Walker};
+use super::follow::{Cursor, Outcome, Sel, Walker};
 use super::made::{self, Values};
 use super::resolve::Object;
 use super::Role;
@@ -69,6 +69,19 @@ impl<'p, 'a> Walker<'p, 'a> {
                 let object = self.project.resolve(m, cur.scope, &call.func);
                 let first = || call.arguments.args.first().filter(|a| !a.is_starred_expr());
                 match object {
+                    // `out, h = rnn(x, h0)`: the state returned has the shape of the state
+                    // passed in (without one, the input's batch, as for any layer).
+                    Some(Object::LibraryInstance("torch", class @ ("RNN" | "GRU" | "LSTM"), _))
+                        if cur.first() == Some(&Sel::Index(1)) && rnn_state(call).is_some() =>
+                    {
+                        let state = rnn_state(call)?;
+                        let note = format!(
+                            "the state `{}` returns has the shape of the state passed in (a `{class}`)",
+                            made::text_of(m.file.text(), &call.func)
+                        );
+                        let next = cur.at(state).with_path(cur.rest());
+                        Some(self.then(self.draft(m, call.start(), Role::Move, note), next))
+                    }
                     Some(Object::LibraryInstance(_, class, _)) if !matches!(class, "DataLoader") => {
                         let input = first()?;
                         let note = format!(
@@ -81,6 +94,9 @@ impl<'p, 'a> Walker<'p, 'a> {
                         Some(self.follow(cur.at(first()?)))
                     }
                     Some(Object::Api(_, name)) if made::creator(name).is_some() => {
+                        if let Some(found) = self.rows_from_size_argument(cur, call, name) {
+                            return Some(found);
+                        }
                         let text = made::text_of(m.file.text(), cur.expr);
                         Some(self.made(
                             cur,
@@ -116,6 +132,45 @@ impl<'p, 'a> Walker<'p, 'a> {
         KEEP_ROWS.contains(&method).then(|| self.follow(cur.at(&attr.value)))
     }
 
+    /// A creator given its batch size by a name (`torch.zeros(1, batch, 8)`): when the
+    /// refused batch size is known and exactly one size argument can be it (the others are
+    /// constants of other values), the rows come from that argument, followed like a value.
+    fn rows_from_size_argument(
+        &self,
+        cur: &Cursor<'a>,
+        call: &'a ast::ExprCall,
+        creator: &str,
+    ) -> Option<Outcome<'a>> {
+        let [batch] = self.query.bad.values[..] else { return None };
+        let sizes: Vec<&'a Expr> = match call.arguments.args.first()? {
+            Expr::Tuple(t) => t.elts.iter().collect(),
+            Expr::List(l) => l.elts.iter().collect(),
+            _ if creator.ends_with("_like") => return None,
+            _ => {
+                let args = &call.arguments.args;
+                let count = if creator == "full" { args.len().saturating_sub(1) } else { args.len() };
+                args.iter().take(count).collect()
+            }
+        };
+        if sizes.iter().any(|s| s.is_starred_expr()) {
+            return None;
+        }
+        let can_be: Vec<&'a Expr> =
+            sizes.into_iter().filter(|s| self.constant(cur, s).is_none_or(|v| v == batch)).collect();
+        let [size] = can_be[..] else { return None };
+        if made::number(size).is_some() {
+            return None;
+        }
+        let m = cur.m;
+        let note = format!(
+            "`{}` takes its batch size ({}) from `{}`",
+            made::text_of(m.file.text(), cur.expr),
+            made::show(batch),
+            made::text_of(m.file.text(), size)
+        );
+        Some(self.then(self.draft(m, call.start(), Role::Move, note), cur.at(size).with_path(Vec::new())))
+    }
+
     /// A DataLoader sets a batch's rows: its batch size, and the smaller last batch.
     pub fn loader_rows(&self, cur: &Cursor<'a>, call: &'a ast::ExprCall) -> Outcome<'a> {
         let m = cur.m;
@@ -133,4 +188,9 @@ impl<'p, 'a> Walker<'p, 'a> {
         };
         self.made(cur, call.start(), note, Values::Unknown)
     }
+}
+
+/// The initial state given to an RNN's call (`rnn(x, h0)`, `rnn(x, hx=h0)`).
+fn rnn_state(call: &ast::ExprCall) -> Option<&Expr> {
+    argument(call, "hx", Some(1)).filter(|a| !a.is_starred_expr() && !a.is_none_literal_expr())
 }
