@@ -73,7 +73,14 @@ fn report(
 fn module(class: &str, sites: &[u64], size: Option<i64>, need: Option<i64>, script: &str) -> Value {
     let file = scripts().join(script).to_string_lossy().into_owned();
     let sites: Vec<Value> = sites.iter().map(|l| json!({"file": file, "line": l})).collect();
-    json!({"modules": [{"class": class, "sites": sites, "size": size, "need": need}]})
+    // As the guard names it: the size argument it judged.
+    let argument = match class {
+        "Linear" => "out_features",
+        "Embedding" | "EmbeddingBag" => "num_embeddings",
+        "CrossEntropyLoss" | "NLLLoss" => "ignore_index",
+        _ => panic!("no size argument known for {class}"),
+    };
+    json!({"modules": [{"class": class, "size_argument": argument, "sites": sites, "size": size, "need": need}]})
 }
 
 fn traced(report: &Value) -> Value {
