@@ -110,10 +110,15 @@ pub fn bad_values(d: &Diagnosis) -> BadValues {
     let bound =
         ["bound", "classes", "num_embeddings"].iter().find_map(|k| values.get(*k).and_then(Value::as_f64));
     if d.cause == "nan-inf" {
-        return BadValues { values: Vec::new(), non_finite: true, bound };
+        return BadValues { values: Vec::new(), non_finite: true, bound, zero_rows: false };
     }
     if matches!(d.cause.as_str(), "invalid-probabilities" | "bce-input-range") {
-        return BadValues { values: Vec::new(), non_finite: false, bound: None };
+        // Rows that sum to 0 with no NaN, inf or negative value hold only zeros.
+        let count = |key: &str| values.get(key).and_then(Value::as_u64).unwrap_or(0);
+        let zero_rows = count("zero_sum_rows") > 0
+            && ["nan_rows", "inf_rows", "negative_rows"].iter().all(|k| count(k) == 0);
+        let values = if zero_rows { vec![0.0] } else { Vec::new() };
+        return BadValues { values, zero_rows, ..BadValues::default() };
     }
     let mut bad = numbers("distinct_bad_values");
     if bad.is_empty() {
@@ -135,7 +140,7 @@ pub fn bad_values(d: &Diagnosis) -> BadValues {
     }
     bad.sort_by(f64::total_cmp);
     bad.dedup();
-    BadValues { values: bad, non_finite: false, bound }
+    BadValues { values: bad, non_finite: false, bound, zero_rows: false }
 }
 
 fn observed(runtime: Option<&Runtime>) -> Observed {

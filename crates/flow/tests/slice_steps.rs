@@ -563,3 +563,30 @@ fn a_recurrent_state_carried_around_the_loop_comes_from_its_first_definition() {
          t.py:13 made: the constant 16\n"
     );
 }
+
+#[test]
+fn a_scatter_by_the_permutation_of_a_sort_moves_every_value_back() {
+    // Every position of the result is written from `kept` (the index is a full permutation
+    // of `probs` along the last dimension), so the zeros it starts from are not a source.
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\n\
+         def top_p(probs, p):\n\
+         \x20   kept, order = probs.sort(dim=-1, descending=True)\n\
+         \x20   kept[kept.cumsum(dim=-1) > p] = 0.0\n\
+         \x20   return torch.zeros_like(probs).scatter(-1, order, kept)\n\
+         probs = top_p(torch.softmax(torch.randn(2, 5), dim=-1), 0.0)\n\
+         torch.multinomial(probs, 1)\n",
+    )]);
+    // The guard's fact: the refused row sums to 0 with no negative value, so it is all
+    // zeros, which the softmax (rows summing to 1) cannot give; the stored 0.0 can.
+    let mut query = p.query(&[("t.py", 7)], "multinomial", "input", &[0.0]);
+    query.bad.zero_rows = true;
+    let t = slice::with_project(p.sources(), |project| slice::trace(project, &query));
+    check_made(&t);
+    assert_eq!(
+        show(&t),
+        "t.py:5 move: returned by `top_p`\n\
+         t.py:4 made: `kept[kept.cumsum(dim=-1) > p] = 0.0` stores the constant 0.0\n"
+    );
+}

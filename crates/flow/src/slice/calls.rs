@@ -288,6 +288,10 @@ impl<'p, 'a> Walker<'p, 'a> {
             },
             "values" => self.read(cur, at, receiver.with_path(with_first(&cur.path, 1, Sel::Elem))),
             "keys" => self.read(cur, at, receiver.with_path(with_first(&cur.path, 1, Sel::Iter))),
+            "scatter" => match self.scatter_of_permutation(cur, call, &attr.value) {
+                Some(found) => found,
+                None => self.end(cur, at, format!("`{text}` is a call the analysis does not follow")),
+            },
             "masked_fill" | "fill" | "index_fill" if !args.is_empty() => {
                 let value = args.last().unwrap();
                 let sides = vec![(None, receiver.clone()), (None, cur.at(value))];
@@ -297,6 +301,16 @@ impl<'p, 'a> Walker<'p, 'a> {
                 if matches!(cur.first(), Some(Sel::Index(1))) =>
             {
                 self.made(cur, at, format!("indices chosen by `{text}`"), Values::Range(Some(0.0), None))
+            }
+            // `values, indices = x.sort(…)`: the values are `x`'s own, reordered or picked.
+            "topk" | "sort" | "kthvalue" | "mode" | "max" | "min"
+                if matches!(cur.first(), Some(Sel::Index(0))) && !(args.is_empty() && method != "sort") =>
+            {
+                let note = format!(
+                    "the values of `{}`, taken by `.{method}(…)`",
+                    made::text_of(m.file.text(), &attr.value)
+                );
+                self.then(self.draft(m, at, Role::Move, note), receiver.with_path(reshaped(&cur.rest())))
             }
             m if made::index_maker(m) => {
                 self.made(cur, at, format!("indices chosen by `{text}`"), Values::Range(Some(0.0), None))
@@ -321,7 +335,7 @@ impl<'p, 'a> Walker<'p, 'a> {
             | "remainder" | "fmod" | "pow" | "sqrt" | "exp" | "log" | "softmax" | "log_softmax"
             | "sigmoid" | "cumsum" | "diff" => {
                 let why = made::non_finite(method).map_or(String::new(), |w| format!(": {w}"));
-                self.made(cur, at, format!("`{text}` computes it{why}"), Values::Unknown)
+                self.made(cur, at, format!("`{text}` computes it{why}"), made::values_of(method))
             }
             "split" | "strip" | "rstrip" | "lstrip" | "read" | "readline" | "readlines" | "decode"
             | "lower" | "upper" => self.end(cur, at, format!("text from `{text}`; not followed further")),

@@ -178,7 +178,7 @@ impl<'p, 'a> Walker<'p, 'a> {
             return self.made(cur, at, format!("indices chosen by `{text}`"), Values::Range(Some(0.0), None));
         }
         if let Some(why) = made::non_finite(name) {
-            return self.made(cur, at, format!("`{text}` {why}"), Values::Unknown);
+            return self.made(cur, at, format!("`{text}` {why}"), made::values_of(name));
         }
         if made::reduction(name) {
             return self.made(cur, at, format!("`{text}` computes it from the data"), Values::Unknown);

@@ -16,6 +16,9 @@ pub enum Values {
     Range(Option<f64>, Option<f64>),
     /// Not a number at all (`None`, a string).
     NotNumber,
+    /// Rows in `[0, 1]` that sum to 1 (a softmax: its row's largest input gives at least
+    /// 1/n), or NaN where the input was; never a row of zeros.
+    Normalised,
 }
 
 impl Values {
@@ -28,6 +31,7 @@ impl Values {
         match self {
             Values::Unknown => true,
             Values::NotNumber => bad.values.is_empty() && !bad.non_finite,
+            Values::Normalised => !bad.zero_rows,
             Values::Range(lo, hi) => {
                 if bad.non_finite {
                     return false;
@@ -154,6 +158,14 @@ pub fn bounded<'e>(args: &'e [Expr], inclusive: bool, constant: &dyn Fn(&'e Expr
     };
     let top = if inclusive { hi } else { hi - 1 };
     Values::Range(Some(lo as f64), Some(top as f64))
+}
+
+/// What a computing function's values are known to be.
+pub fn values_of(name: &str) -> Values {
+    match name {
+        "softmax" => Values::Normalised,
+        _ => Values::Unknown,
+    }
 }
 
 /// Functions that can turn finite values into inf or NaN, with why.

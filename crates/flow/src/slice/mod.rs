@@ -30,6 +30,7 @@ mod mutations;
 mod names;
 pub mod ops;
 mod params;
+mod permute;
 pub mod project;
 mod resolve;
 mod rows;
@@ -150,6 +151,9 @@ pub struct BadValues {
     /// The size they broke (the number of classes, of embedding rows), when known: of two
     /// calls of the op on one line, the one of a table of that size refused them.
     pub bound: Option<f64>,
+    /// The refused rows hold only zeros (rows of probabilities that sum to 0 with no
+    /// negative value): a source whose rows always sum to 1 cannot have given them.
+    pub zero_rows: bool,
 }
 
 /// Where the value the op refused sits on the innermost frame's line.
