@@ -590,3 +590,32 @@ fn a_scatter_by_the_permutation_of_a_sort_moves_every_value_back() {
          t.py:4 made: `kept[kept.cumsum(dim=-1) > p] = 0.0` stores the constant 0.0\n"
     );
 }
+
+#[test]
+fn attributes_stored_together_from_one_call_are_its_elements() {
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\n\
+         from torch.utils.data import DataLoader, Dataset\n\
+         def load():\n\
+         \x20   ids = torch.tensor([3, 1, 4]) + 1\n\
+         \x20   return torch.randn(3, 2), ids\n\
+         class Rows(Dataset):\n\
+         \x20   def __init__(self):\n\
+         \x20       self.x, self.y = load()\n\
+         \x20   def __len__(self):\n\
+         \x20       return 3\n\
+         \x20   def __getitem__(self, i):\n\
+         \x20       return self.x[i], self.y[i]\n\
+         for x, y in DataLoader(Rows(), batch_size=3):\n\
+         \x20   torch.nn.functional.cross_entropy(x, y)\n",
+    )]);
+    assert_eq!(
+        trail(&p, &[("t.py", 14)], "cross_entropy", "target", &[5.0]),
+        "t.py:13 unpack: unpacked from an item of `DataLoader(Rows(), batch_size=3)`\n\
+         t.py:12 read: read from `self.y`\n\
+         t.py:8 store: stored in `self.y` in `Rows.__init__`\n\
+         t.py:5 move: returned by `load`\n\
+         t.py:4 made: `torch.tensor([3, 1, 4]) + 1` shifts every value by +1\n"
+    );
+}

@@ -4,7 +4,7 @@
 //! configuration's field. `__init__`'s parameters and `self` are bound to the call that
 //! built the instance, when the trail came through it.
 
-use super::follow::{Alias, Cursor, Draft, Outcome, Walker};
+use super::follow::{Alias, Cursor, Draft, Outcome, Sel, Walker};
 use super::index::Holder;
 use super::made::{self, Values};
 use super::names::{operator_text, statement_start};
@@ -99,8 +99,16 @@ impl<'p, 'a> Walker<'p, 'a> {
             if let Some(stores) = km.sem.classes[k].attrs.get(field) {
                 let mut candidates: Vec<(Option<Draft<'a>>, Cursor<'a>)> = Vec::new();
                 let single = stores.len() == 1;
+                let mut unfollowed = Vec::new();
                 for (store_scope, binding) in stores {
-                    let Bound::Value(value) = &binding.value else {
+                    // `self.x, self.y = f()`: element i of the value, as a path.
+                    let mut elements = Vec::new();
+                    let mut bound = &binding.value;
+                    while let Bound::Element(inner, i) = bound {
+                        elements.insert(0, Sel::Index(*i as i64));
+                        bound = inner;
+                    }
+                    let Bound::Value(value) = bound else {
                         if let Some(aug) = km.index.augmented.get(&binding.offset) {
                             let note = format!(
                                 "`self.{field} {}= {}` changes every value",
@@ -109,6 +117,7 @@ impl<'p, 'a> Walker<'p, 'a> {
                             );
                             return self.made(cur, aug.start(), note, Values::Unknown);
                         }
+                        unfollowed.push(statement_start(km, binding.offset));
                         continue;
                     };
                     let stmt_at = statement_start(km, binding.offset);
@@ -121,11 +130,12 @@ impl<'p, 'a> Walker<'p, 'a> {
                     );
                     draft.confirmed |= live && single;
                     draft.observed |= live && single;
+                    elements.extend(cur.path.iter().cloned());
                     let next = Cursor {
                         m: km,
                         scope: *store_scope,
                         expr: value,
-                        path: cur.path.clone(),
+                        path: elements,
                         env: cur.env.clone(),
                     };
                     candidates.push((Some(draft), next));
@@ -139,6 +149,12 @@ impl<'p, 'a> Walker<'p, 'a> {
                     outcomes.push(self.fork(cur, at, &format!("the stores of `self.{field}`"), candidates));
                 }
                 let km_cur = Cursor { m: km, ..cur.clone() };
+                // A store the walk cannot take (`with … as self.x`, a loop target): a source
+                // it does not know, so the trail may end there but never drops it.
+                for store_at in unfollowed {
+                    let note = format!("`self.{field}` is set here in a way not followed further");
+                    outcomes.push(self.end(&km_cur, store_at, note));
+                }
                 self.mutations(&km_cur, &holder, None, at, false, &mut outcomes);
                 let outcome = self.choose(cur, at, &format!("self.{field}"), outcomes);
                 return self.read_step(cur, at, field, live, outcome);
