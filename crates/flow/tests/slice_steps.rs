@@ -619,3 +619,25 @@ fn attributes_stored_together_from_one_call_are_its_elements() {
          t.py:4 made: `torch.tensor([3, 1, 4]) + 1` shifts every value by +1\n"
     );
 }
+
+#[test]
+fn a_property_read_is_the_value_its_getter_returns() {
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\n\
+         class Vocab:\n\
+         \x20   def __init__(self, words):\n\
+         \x20       self.words = words\n\
+         \x20   @property\n\
+         \x20   def pad_id(self):\n\
+         \x20       return len(self.words)\n\
+         vocab = Vocab(['a', 'b'])\n\
+         ids = torch.tensor([0, 1, vocab.pad_id])\n\
+         torch.nn.functional.embedding(ids, torch.randn(2, 4))\n",
+    )]);
+    assert_eq!(
+        trail(&p, &[("t.py", 10)], "embedding", "input", &[2.0]),
+        "t.py:9 move: made a tensor by `tensor(…)`\n\
+         t.py:7 made: `len(self.words)` computes a size from the data\n"
+    );
+}

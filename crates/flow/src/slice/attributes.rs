@@ -159,6 +159,17 @@ impl<'p, 'a> Walker<'p, 'a> {
                 let outcome = self.choose(cur, at, &format!("self.{field}"), outcomes);
                 return self.read_step(cur, at, field, live, outcome);
             }
+            // A `@property`: reading it runs the getter, whose returns are the value.
+            if let Some(&getter) = km.sem.classes[k].methods.get(field) {
+                if is_property(km, getter) {
+                    let note = format!("`{field}` is a property: its getter's value");
+                    let draft = self.draft(cur.m, at, Role::Move, note);
+                    let getter_cur = Cursor { m: km, ..cur.clone() };
+                    return self
+                        .function_returns(&getter_cur, km, getter, cur.env.clone())
+                        .prepend(Some(draft));
+                }
+            }
             current = self.project.user_base(km, k);
         }
         self.end(cur, at, format!("`self.{field}` is not set in `{class_name}`; not followed further"))
@@ -249,4 +260,14 @@ impl<'p, 'a> Walker<'p, 'a> {
             });
         }
     }
+}
+
+/// Whether a method is a property getter (`@property`, `@functools.cached_property`).
+fn is_property(m: &Module<'_>, method: ScopeId) -> bool {
+    let crate::semantic::ScopeKind::Function { def, .. } = m.sem.scopes[method].kind else { return false };
+    def.decorator_list.iter().any(|d| match &d.expression {
+        Expr::Name(n) => matches!(n.id.as_str(), "property" | "cached_property"),
+        Expr::Attribute(a) => a.attr.as_str() == "cached_property",
+        _ => false,
+    })
 }
