@@ -641,3 +641,36 @@ fn a_property_read_is_the_value_its_getter_returns() {
          t.py:7 made: `len(self.words)` computes a size from the data\n"
     );
 }
+
+#[test]
+fn an_argument_of_a_call_over_several_lines_is_drawn_on_its_own_line() {
+    // The line the user must change is the keyword's, not the call's first line.
+    let p = Project::new(&[(
+        "t.py",
+        "import torch.nn as nn\n\
+         class Net(nn.Module):\n\
+         \x20   def __init__(self, n_in, n_out):\n\
+         \x20       super().__init__()\n\
+         \x20       self.head = nn.Linear(n_in, n_out)\n\
+         n_src = len(['a', 'b', 'c'])\n\
+         n_tgt = len(['x', 'y', 'z', 'w'])\n\
+         net = Net(\n\
+         \x20   n_in=8,\n\
+         \x20   n_out=n_src,\n\
+         )\n",
+    )]);
+    let sites = vec![
+        Frame { file: p.path("t.py"), line: 5, function: None, columns: None },
+        Frame { file: p.path("t.py"), line: 8, function: None, columns: None },
+    ];
+    let query =
+        SizeQuery { class: "Linear".into(), sites, size: Some(3), need: Some(4), ..SizeQuery::default() };
+    let t = slice::with_project(p.sources(), |project| slice::trace_size(project, &query));
+    check_made(&t);
+    assert_eq!(
+        show(&t),
+        "t.py:5 sized (confirmed): `nn.Linear(n_in, n_out)` built here: out_features = 3, the data needs 4\n\
+         t.py:10 move (confirmed): passed as `n_out` to `Net.__init__`\n\
+         t.py:6 made: `len(['a', 'b', 'c'])` computes a size from the data\n"
+    );
+}

@@ -55,7 +55,9 @@ impl<'p, 'a> Walker<'p, 'a> {
             match crate::semantic::argument(call, param, position) {
                 Some(arg) => {
                     let note = format!("passed as `{param}` to `{function}`");
-                    let draft = self.draft(cm, call.start(), Role::Move, note);
+                    // At the argument: in a call over several lines, the line that passes it.
+                    let mut draft = self.draft(cm, arg.start(), Role::Move, note);
+                    draft.confirmed |= self.on_stack(cm, call.start());
                     let next = Cursor {
                         m: cm,
                         scope: *cscope,
@@ -156,7 +158,7 @@ impl<'p, 'a> Walker<'p, 'a> {
         let position = super::calls::param_position(index, method);
         let arg = crate::semantic::argument(call, param, position)?;
         let note = format!("passed as `{param}` to `{function}`");
-        let mut draft = self.draft(cm, call.start(), Role::Move, note);
+        let mut draft = self.draft(cm, arg.start(), Role::Move, note);
         draft.confirmed = true;
         let next =
             Cursor { m: cm, scope: cscope, expr: arg, path: cur.path.clone(), env: Default::default() };
