@@ -542,3 +542,44 @@ fn the_path_as_people_read_it() {
     let out = origin(&["--text"], &r.to_string());
     insta::assert_snapshot!(String::from_utf8_lossy(&out.stdout));
 }
+
+#[test]
+fn the_refused_values_drop_the_sources_that_cannot_hold_them() {
+    // Targets of a binary cross-entropy outside [0, 1] (1.08, 1.1): of the three sources of
+    // `label`, the fills of 0 and 1 cannot hold them, the noise added can.
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("gan.py");
+    std::fs::write(
+        &script,
+        "import torch\n\
+         criterion = torch.nn.BCELoss()\n\
+         for step in range(3):\n\
+         \x20   label = torch.full((4,), 1.0)\n\
+         \x20   label = label + 0.1 * torch.randn_like(label)\n\
+         \x20   loss = criterion(torch.rand(4), label)\n\
+         \x20   label.fill_(0)\n\
+         \x20   label.fill_(1)\n",
+    )
+    .unwrap();
+    let file = script.to_string_lossy().into_owned();
+    let report = json!({
+        "schema": "assertscope.guard-report/1", "time": 1.0, "host": "h", "pid": 7, "rank": null,
+        "local_rank": null, "world_size": null, "argv": ["python", "gan.py"],
+        "diagnosis": {
+            "cause": "bce-input-range", "title": "t", "confidence": "high", "op": "binary_cross_entropy",
+            "location": {"file": file, "line": 6, "function": null, "code": null},
+            "rank": null, "evidence": [], "values": {"bad_values": [1.08, 1.1]},
+            "explanation": "e", "fix": "f", "checklist_step": 2, "origin": []
+        },
+        "runtime": {"version": 1, "frames": [{"file": file, "line": 6, "holders": ["label"]}],
+                    "operand": {"parameter": "target", "index": 1}}
+    });
+    let d = traced(&report);
+    let steps: Vec<(u64, &str)> = d["origin"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["line"].as_u64().unwrap(), o["role"].as_str().unwrap()))
+        .collect();
+    assert_eq!(steps, vec![(5, "made")], "{d}");
+}

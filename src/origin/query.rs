@@ -112,7 +112,14 @@ pub fn bad_values(d: &Diagnosis) -> BadValues {
     if d.cause == "nan-inf" {
         return BadValues { values: Vec::new(), non_finite: true, bound, zero_rows: false };
     }
-    if matches!(d.cause.as_str(), "invalid-probabilities" | "bce-input-range") {
+    if d.cause == "bce-input-range" {
+        // The refused values (outside [0, 1]): a source that provably cannot hold one of
+        // them (`label.fill_(1)`) is not followed.
+        let mut refused = numbers("bad_values");
+        refused.retain(|v| v.is_finite());
+        return BadValues { values: refused, ..BadValues::default() };
+    }
+    if d.cause == "invalid-probabilities" {
         // Rows that sum to 0 with no NaN, inf or negative value hold only zeros.
         let count = |key: &str| values.get(key).and_then(Value::as_u64).unwrap_or(0);
         let zero_rows = count("zero_sum_rows") > 0
