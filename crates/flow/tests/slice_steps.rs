@@ -674,3 +674,57 @@ fn an_argument_of_a_call_over_several_lines_is_drawn_on_its_own_line() {
          t.py:6 made: `len(['a', 'b', 'c'])` computes a size from the data\n"
     );
 }
+
+#[test]
+fn what_accelerate_and_fabric_prepare_is_what_they_were_given() {
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\n\
+         from accelerate import Accelerator\n\
+         from torch.utils.data import DataLoader, TensorDataset\n\
+         labels = torch.tensor([0, 1, 2]) * 2\n\
+         loader = DataLoader(TensorDataset(torch.randn(3, 4), labels), batch_size=3)\n\
+         model = torch.nn.Linear(4, 3)\n\
+         accelerator = Accelerator()\n\
+         model, loader = accelerator.prepare(model, loader)\n\
+         for x, y in loader:\n\
+         \x20   torch.nn.functional.cross_entropy(model(x), y)\n",
+    )]);
+    assert_eq!(
+        trail(&p, &[("t.py", 10)], "cross_entropy", "target", &[4.0]),
+        "t.py:9 unpack: unpacked from an item of `loader`\n\
+         t.py:8 unpack: unpacked from `accelerator.prepare(model, loader)`\n\
+         t.py:5 unpack: a row of the TensorDataset's tensor `labels`\n\
+         t.py:4 made: `torch.tensor([0, 1, 2]) * 2` multiplies every value by `2`\n"
+    );
+}
+
+#[test]
+fn an_index_into_the_class_scores_of_a_prepared_model_sizes_its_head() {
+    // `logp.gather(1, target)` in a loss written by hand: the index broke the scores' class
+    // dimension, made by the model's last layer, through a parameter and Fabric's setup.
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\n\
+         from torch import nn\n\
+         from lightning.fabric import Fabric\n\
+         BINS = torch.tensor([1.0, 2.0, 3.0])\n\
+         N_CLASSES = len(BINS)\n\
+         def nll(logits, target):\n\
+         \x20   logp = logits.log_softmax(dim=-1)\n\
+         \x20   return -logp.gather(1, target.unsqueeze(1)).mean()\n\
+         fabric = Fabric()\n\
+         model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, N_CLASSES))\n\
+         model = fabric.setup(model)\n\
+         nll(model(torch.randn(5, 4)), torch.bucketize(torch.rand(5) * 4, BINS))\n",
+    )]);
+    let mut query = p.query(&[("t.py", 8), ("t.py", 12)], "gather", "index", &[3.0]);
+    query.bad.bound = Some(3.0);
+    let t = slice::with_project(p.sources(), |project| slice::trace_size_by_flow(project, &query, false));
+    check_made(&t);
+    assert_eq!(
+        show(&t),
+        "t.py:10 sized: `nn.Linear(8, N_CLASSES)` built here\n\
+         t.py:5 made: `len(BINS)` computes a size from the data\n"
+    );
+}

@@ -262,6 +262,9 @@ impl<'p, 'a> Walker<'p, 'a> {
         let receiver = cur.at(&attr.value);
         let text = made::text_of(m.file.text(), cur.expr);
         let args = &call.arguments.args;
+        if let Some(found) = self.prepared(cur, call) {
+            return found;
+        }
         if SAME_VALUES.contains(&method) {
             let note = match method {
                 "to" | "cuda" | "cpu" | "pin_memory" => "moved to the device".to_string(),
@@ -341,6 +344,23 @@ impl<'p, 'a> Walker<'p, 'a> {
             | "lower" | "upper" => self.end(cur, at, format!("text from `{text}`; not followed further")),
             _ => self.end(cur, at, format!("`{text}` is a call the analysis does not follow")),
         }
+    }
+
+    /// What `accelerator.prepare(…)` or Fabric's `setup(…)` was given (see
+    /// [`Project::prepared_argument`]): a prepared DataLoader yields the same batches.
+    fn prepared(&self, cur: &Cursor<'a>, call: &'a ast::ExprCall) -> Option<Outcome<'a>> {
+        let (element, path) = match cur.first() {
+            Some(Sel::Index(i)) if call.arguments.args.len() > 1 => {
+                (Some(usize::try_from(*i).ok()?), cur.rest())
+            }
+            _ => (None, cur.path.clone()),
+        };
+        let (arg, wrapper) = self.project.prepared_argument(cur.m, cur.scope, call, element)?;
+        let Expr::Attribute(attr) = &*call.func else { return None };
+        let text = made::text_of(cur.m.file.text(), arg);
+        let note =
+            format!("`{text}` as `.{}(…)` of the {wrapper} returns it, wrapped for the devices", attr.attr);
+        Some(self.then(self.draft(cur.m, call.start(), Role::Move, note), cur.at(arg).with_path(path)))
     }
 
     fn read(&self, cur: &Cursor<'a>, at: TextSize, next: Cursor<'a>) -> Outcome<'a> {

@@ -71,6 +71,41 @@ const SAME_OBJECT: &[&str] =
     &["to", "cuda", "cpu", "train", "eval", "float", "double", "half", "requires_grad_"];
 
 impl<'a> Project<'a> {
+    /// `accelerator.prepare(model, loader, …)` and Fabric's `setup(model, optimizer)` /
+    /// `setup_dataloaders(loader)` return what they are given, in order, wrapped for the
+    /// devices: for element `element` of the result (`None`: the whole result of a call
+    /// given one object), the argument it is, and the wrapper's class.
+    pub fn prepared_argument(
+        &self,
+        m: &'a Module<'a>,
+        scope: ScopeId,
+        call: &'a ast::ExprCall,
+        element: Option<usize>,
+    ) -> Option<(&'a Expr, &'static str)> {
+        let Expr::Attribute(attr) = &*call.func else { return None };
+        let method = attr.attr.as_str();
+        let wrapper = match self.resolve(m, scope, &attr.value)? {
+            Object::LibraryInstance("accelerate", "Accelerator", _) if method == "prepare" => "Accelerator",
+            Object::LibraryInstance("lightning" | "lightning_fabric" | "pytorch_lightning", "Fabric", _)
+                if matches!(method, "setup" | "setup_dataloaders") =>
+            {
+                "Fabric"
+            }
+            _ => return None,
+        };
+        let args = &call.arguments.args;
+        if args.iter().any(Expr::is_starred_expr) {
+            return None;
+        }
+        // `setup(model, optimizer)` returns the pair; `setup(model)` the model alone.
+        let arg = match (&args[..], element) {
+            ([only], None) => only,
+            (many, Some(i)) if many.len() > 1 => many.get(i)?,
+            _ => return None,
+        };
+        Some((arg, wrapper))
+    }
+
     /// The object `expr` (in `scope` of `m`) names.
     pub fn resolve(&self, m: &'a Module<'a>, scope: ScopeId, expr: &'a Expr) -> Option<Object<'a>> {
         self.resolve_at(m, scope, expr, 0)
@@ -113,6 +148,13 @@ impl<'a> Project<'a> {
         };
         match &binding.value {
             Bound::Value(value) => self.resolve_at(m, defining, value, depth + 1),
+            Bound::Element(inner, i) => match &**inner {
+                Bound::Value(Expr::Call(call)) => {
+                    let (arg, _) = self.prepared_argument(m, defining, call, Some(*i))?;
+                    self.resolve_at(m, defining, arg, depth + 1)
+                }
+                _ => None,
+            },
             Bound::Unknown => {
                 if let Some(&function) = m.sem.function_in.get(&(defining, name)) {
                     return Some(Object::Function(m, function));
@@ -275,6 +317,9 @@ impl<'a> Project<'a> {
                     return Some(o);
                 }
             }
+        }
+        if let Some((arg, _)) = self.prepared_argument(m, scope, call, None) {
+            return self.resolve_at(m, scope, arg, depth + 1);
         }
         let built = Built { m, scope, call };
         match self.resolve_at(m, scope, &call.func, depth + 1)? {

@@ -234,7 +234,7 @@ fn call_size<'a>(
         Some(Object::Api("torch", name)) if is_index_op(name) => {
             let input = argument(call, "input", Some(0))?;
             let dim = argument(call, "dim", Some(1)).and_then(made::number);
-            created_size(walker, m, scope, input, dim)
+            created_size(walker, m, scope, input, dim).or_else(|| scores_size(walker, m, scope, input, dim))
         }
         None => {
             let Expr::Attribute(attr) = &*call.func else { return None };
@@ -243,6 +243,7 @@ fn call_size<'a>(
             }
             let dim = argument(call, "dim", Some(0)).and_then(made::number);
             created_size(walker, m, scope, &attr.value, dim)
+                .or_else(|| scores_size(walker, m, scope, &attr.value, dim))
         }
         _ => None,
     }
@@ -304,6 +305,31 @@ fn created_size<'a>(
     Some(walker.then(draft, cursor(m, s, size)))
 }
 
+/// An index along the class dimension of a model's scores (`logp.gather(1, target)` in a
+/// loss written by hand): the layer that makes the scores, when its size is not provably
+/// another than the one the index broke. (The guard judges no module for an index op, so
+/// this is found by flow with or without its facts.)
+fn scores_size<'a>(
+    walker: &Walker<'_, 'a>,
+    m: &'a Module<'a>,
+    scope: ScopeId,
+    scores: &'a Expr,
+    dim: Option<f64>,
+) -> Option<Outcome<'a>> {
+    if !matches!(dim, Some(d) if d == 1.0 || d == -1.0) {
+        return None;
+    }
+    let (hm, hscope, ctor, _) = head(walker, m, scope, scores, 0)?;
+    let size =
+        argument(ctor, "out_features", Some(1)).and_then(|a| walker.constant(&cursor(hm, hscope, a), a));
+    if let (Some(size), Some(bound)) = (size, walker.query.bad.bound) {
+        if size != bound {
+            return None;
+        }
+    }
+    head_size(walker, m, scope, scores)
+}
+
 /// The size trail of the layer that makes a loss's input: its model's last layer, built
 /// with the number of classes.
 fn head_size<'a>(
@@ -346,6 +372,22 @@ fn head<'a>(
             let (s, binding) = m.sem.lookup(scope, name.id.as_str(), name.range.start())?;
             match &binding.value {
                 crate::semantic::Bound::Value(v) => head(walker, m, s, v, depth + 1),
+                // A parameter: the head of what its callers pass, when they all agree.
+                crate::semantic::Bound::Param { scope: function, index, name: param, .. } => {
+                    let method = m.sem.class_of(*function).is_some();
+                    let position = super::calls::param_position(*index, method);
+                    let mut found = None;
+                    for (cm, cscope, call) in walker.callers(m, *function) {
+                        let arg = argument(call, param, position)?;
+                        let layer = head(walker, cm, cscope, arg, depth + 1)?;
+                        match found {
+                            None => found = Some(layer),
+                            Some(seen) if std::ptr::eq(seen.2, layer.2) => {}
+                            Some(_) => return None,
+                        }
+                    }
+                    found
+                }
                 _ => None,
             }
         }
