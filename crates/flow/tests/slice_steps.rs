@@ -728,3 +728,35 @@ fn an_index_into_the_class_scores_of_a_prepared_model_sizes_its_head() {
          t.py:5 made: `len(BINS)` computes a size from the data\n"
     );
 }
+
+#[test]
+fn a_collate_lambdas_parameter_is_the_list_of_samples_not_a_name_around_it() {
+    // `batch` inside the lambda is its parameter (the samples), not the loop's `batch`.
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\n\
+         from torch.utils.data import DataLoader, Dataset\n\
+         class Tags(Dataset):\n\
+         \x20   def __init__(self):\n\
+         \x20       self.ids = [[i + 1] for i in range(4)]\n\
+         \x20   def __len__(self):\n\
+         \x20       return 4\n\
+         \x20   def __getitem__(self, i):\n\
+         \x20       return {'ids': torch.tensor(self.ids[i])}\n\
+         def collate(batch, n):\n\
+         \x20   out = torch.zeros(len(batch), n)\n\
+         \x20   for row, b in enumerate(batch):\n\
+         \x20       out[row].scatter_(0, b['ids'], 1.0)\n\
+         \x20   return out\n\
+         loader = DataLoader(Tags(), batch_size=2, collate_fn=lambda batch: collate(batch, 4))\n\
+         for batch in loader:\n\
+         \x20   print(batch)\n",
+    )]);
+    assert_eq!(
+        trail(&p, &[("t.py", 13), ("t.py", 15)], "scatter_", "index", &[4.0]),
+        "t.py:12 unpack: unpacked from an item of `enumerate(batch)`\n\
+         t.py:15 unpack (confirmed): `batch` is a list of samples of `Tags()`, given to the collate function\n\
+         t.py:9 read: read from `self.ids`\n\
+         t.py:5 made: `i + 1` shifts every value by +1\n"
+    );
+}

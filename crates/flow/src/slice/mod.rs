@@ -20,6 +20,7 @@
 mod access;
 mod attributes;
 mod calls;
+mod collate;
 mod follow;
 pub mod index;
 mod library;

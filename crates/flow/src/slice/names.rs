@@ -24,6 +24,9 @@ impl<'p, 'a> Walker<'p, 'a> {
         if let Some(alias) = self.alias(cur, name, at, false) {
             return self.through_alias(cur, alias);
         }
+        if let Some(found) = self.lambda_parameter(cur, name, at) {
+            return found;
+        }
         let m = cur.m;
         let Some((defining, _)) = m.sem.lookup(cur.scope, name, at) else {
             return self.end(cur, at, format!("`{name}` is not bound in this file; not followed further"));
