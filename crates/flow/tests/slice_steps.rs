@@ -760,3 +760,36 @@ fn a_collate_lambdas_parameter_is_the_list_of_samples_not_a_name_around_it() {
          t.py:5 made: `i + 1` shifts every value by +1\n"
     );
 }
+
+#[test]
+fn a_compiled_graphs_operand_name_and_an_imported_table_size_pick_the_table() {
+    // A compiled model reports `aten::embedding(weight, indices)`: parameter `indices` at
+    // position 1 of another signature. Of the two tables on the line, the one whose size
+    // (a constant of the module it is imported from) is the bound the ids broke.
+    let p = Project::new(&[
+        ("sizes.py", "\"\"\"Sizes.\"\"\"\nfrom datetime import datetime\nSLOTS = 7 * 24\ndef slot(t):\n    return datetime.fromisoformat(t).hour\n"),
+        (
+            "t.py",
+            "import torch\n\
+             from torch import nn\n\
+             from sizes import SLOTS, slot\n\
+             class Clicks(nn.Module):\n\
+             \x20   def __init__(self):\n\
+             \x20       super().__init__()\n\
+             \x20       self.slot = nn.Embedding(SLOTS, 4)\n\
+             \x20       self.page = nn.Embedding(len(PAGES), 4)\n\
+             \x20   def forward(self, slots, pages):\n\
+             \x20       return self.slot(slots) + self.page(pages)\n\
+             PAGES = ['a', 'b']\n\
+             model = Clicks()\n\
+             pages = torch.arange(200) * 1\n\
+             model(torch.arange(170) + 24, pages)\n",
+        ),
+    ]);
+    let mut query = p.query(&[("t.py", 10), ("t.py", 14)], "embedding", "indices", &[190.0]);
+    query.operand.position = Some(1);
+    query.bad.bound = Some(168.0);
+    let t = slice::with_project(p.sources(), |project| slice::trace(project, &query));
+    check_made(&t);
+    assert_eq!(show(&t), "t.py:14 made (confirmed): `torch.arange(170) + 24` shifts every value by +24\n");
+}

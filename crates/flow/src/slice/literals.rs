@@ -39,6 +39,10 @@ impl<'p, 'a> Walker<'p, 'a> {
     /// The number an expression holds when the module fixes it: a literal, a constant, the
     /// length of a literal list.
     pub fn constant(&self, cur: &Cursor<'a>, expr: &'a Expr) -> Option<f64> {
+        self.constant_at(cur, expr, 0)
+    }
+
+    fn constant_at(&self, cur: &Cursor<'a>, expr: &'a Expr, depth: u32) -> Option<f64> {
         if let Some(v) = made::number(expr) {
             return Some(v);
         }
@@ -46,6 +50,24 @@ impl<'p, 'a> Walker<'p, 'a> {
             return Some(v as f64);
         }
         if let Expr::Name(name) = expr {
+            // `from .features import HOURS = 7 * 24`: the constant of the module it comes from.
+            if let Some(from) = cur.m.sem.imports.get(name.id.as_str()).and_then(|i| i.from) {
+                if depth > 4 {
+                    return None;
+                }
+                let path = crate::imports::module_path(cur.m.path, from.level, from.module)?;
+                let other = self.project.module(&path)?;
+                let end = other.file.suite().last().map(|s| s.end())? + ruff_text_size::TextSize::from(1);
+                let (_, binding) = other.sem.lookup(crate::semantic::MODULE, from.name, end)?;
+                let crate::semantic::Bound::Value(value) = &binding.value else { return None };
+                let there = Cursor {
+                    m: other,
+                    scope: crate::semantic::MODULE,
+                    env: Default::default(),
+                    ..cur.clone()
+                };
+                return self.constant_at(&there, value, depth + 1);
+            }
             // `A, B = 100, 32`: an element of a literal tuple.
             let (_, binding) = cur.m.sem.lookup(cur.scope, name.id.as_str(), name.range.start())?;
             if let crate::semantic::Bound::Element(inner, i) = &binding.value {

@@ -170,8 +170,17 @@ fn op_arguments<'a>(
     let mut found: Vec<(&'a Expr, Option<f64>)> = Vec::new();
     for call in super::names::marked(super::calls::calls_in(stmt), marked) {
         let Some((op, form)) = call_form(walker, m, scope, call, named_op) else { continue };
-        let Some(parameter) = parameter.or_else(|| default_parameter(op)) else { continue };
-        if let Some(arg) = argument_of(op, form, call, parameter, operand.position) {
+        let Some(mut parameter) = parameter.or_else(|| default_parameter(op)) else { continue };
+        let mut position = operand.position;
+        // A name of another signature of the op (a compiled graph's `aten::embedding(weight,
+        // indices)`): its position there says nothing here; the op's refused operand is the
+        // one its index parameter is.
+        if op.position(parameter).is_none() && op.forward_position(parameter).is_none() {
+            let Some(default) = default_parameter(op) else { continue };
+            parameter = default;
+            position = None;
+        }
+        if let Some(arg) = argument_of(op, form, call, parameter, position) {
             found.push((arg, table_size(walker, m, scope, call)));
         }
     }
