@@ -793,3 +793,44 @@ fn a_compiled_graphs_operand_name_and_an_imported_table_size_pick_the_table() {
     check_made(&t);
     assert_eq!(show(&t), "t.py:14 made (confirmed): `torch.arange(170) + 24` shifts every value by +24\n");
 }
+
+#[test]
+fn a_collate_that_appends_under_keys_and_converts_by_a_dict_comprehension() {
+    // The key is kept through `{k: torch.tensor(v) for k, v in batch.items()}` and through
+    // `batch["types"].append(…)`; the collate's samples are elements of a plain list.
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\n\
+         from torch.utils.data import DataLoader\n\
+         def encode(parts):\n\
+         \x20   ids, types = [101], [0]\n\
+         \x20   for segment, text in enumerate(parts):\n\
+         \x20       ids += [len(text)]\n\
+         \x20       types += [segment]\n\
+         \x20   return {'ids': ids, 'types': types}\n\
+         def collate(examples):\n\
+         \x20   batch = {'ids': [], 'types': []}\n\
+         \x20   for e in examples:\n\
+         \x20       batch['ids'].append(e['ids'])\n\
+         \x20       batch['types'].append(e['types'])\n\
+         \x20   batch = {k: torch.tensor(v) for k, v in batch.items()}\n\
+         \x20   return batch\n\
+         examples = [encode(p) for p in [['a', 'b', 'c']]]\n\
+         for batch in DataLoader(examples, batch_size=1, collate_fn=collate):\n\
+         \x20   torch.nn.Embedding(2, 4)(batch['types'])\n",
+    )]);
+    let mut query = p.query(&[("t.py", 18)], "embedding", "input", &[2.0]);
+    query.operand.holders = vec!["batch['types']".into()];
+    let t = slice::with_project(p.sources(), |project| slice::trace(project, &query));
+    check_made(&t);
+    assert_eq!(
+        show(&t),
+        "t.py:17 unpack: an item of `DataLoader(examples, batch_size=1, collate_fn=collate)`\n\
+         t.py:15 move: returned by `collate`\n\
+         t.py:14 move: made a tensor by `tensor(…)`\n\
+         t.py:13 store: `batch['types'].append(e['types'])` adds to it\n\
+         t.py:11 unpack: an item of `examples`\n\
+         t.py:8 move: returned by `encode`\n\
+         t.py:7 made: `types += [segment]` changes every value\n"
+    );
+}

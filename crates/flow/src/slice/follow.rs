@@ -256,6 +256,10 @@ impl<'p, 'a> Walker<'p, 'a> {
             Expr::SetComp(c) => self.comprehension(&cur, &c.elt, &c.generators, c.range),
             Expr::Generator(c) => self.comprehension(&cur, &c.elt, &c.generators, c.range),
             Expr::DictComp(c) => match cur.first() {
+                Some(Sel::Key(_)) => match self.keyed_dict_comprehension(&cur, c) {
+                    Some(next) => self.follow(next),
+                    None => self.comprehension(&cur, &c.value, &c.generators, c.range),
+                },
                 Some(Sel::Iter) => match &c.key {
                     Some(key) => self.comprehension(&cur, key, &c.generators, c.range),
                     None => self.end(&cur, c.start(), "a dict built with `**`; not followed further"),

@@ -23,8 +23,9 @@ pub enum Holder<'a> {
 pub enum Mutation<'a> {
     /// `x[…] = value` (also `x[…] += value`: then `augmented`).
     ItemStore { target: &'a ast::ExprSubscript, value: &'a Expr, augmented: bool },
-    /// `x.append(value)`, `x.insert(i, value)`, `x.add(value)`, `x.setdefault(k, value)`.
-    Add { call: &'a ast::ExprCall, value: &'a Expr },
+    /// `x.append(value)`, `x.insert(i, value)`, `x.add(value)`, `x.setdefault(k, value)`;
+    /// with `key`, the container under that key: `x["ids"].append(value)`.
+    Add { call: &'a ast::ExprCall, value: &'a Expr, key: Option<&'a str> },
     /// `x.extend(values)`, `x.update(values)`, `x += values` on a list.
     Extend { call: Option<&'a ast::ExprCall>, values: &'a Expr },
     /// An in-place tensor method: `x.fill_(255)`, `x.add_(1)`, `x.masked_fill_(m, -1)`.
@@ -180,13 +181,24 @@ impl<'a> Builder<'a, '_> {
         let method = attr.attr.as_str();
         let args = &call.arguments.args;
         let mutation = match method {
-            "append" | "add" if args.len() == 1 => Mutation::Add { call, value: &args[0] },
-            "insert" if args.len() == 2 => Mutation::Add { call, value: &args[1] },
-            "setdefault" if args.len() == 2 => Mutation::Add { call, value: &args[1] },
+            "append" | "add" if args.len() == 1 => Mutation::Add { call, value: &args[0], key: None },
+            "insert" if args.len() == 2 => Mutation::Add { call, value: &args[1], key: None },
+            "setdefault" if args.len() == 2 => Mutation::Add { call, value: &args[1], key: None },
             "extend" | "update" if args.len() == 1 => Mutation::Extend { call: Some(call), values: &args[0] },
             m if IN_PLACE.contains(&m) => Mutation::InPlace { call, method },
             _ => return,
         };
+        // `x["ids"].append(v)`: a change of `x`, under the key "ids".
+        if let (Mutation::Add { call, value, .. }, Expr::Subscript(sub)) = (mutation, &*attr.value) {
+            if let Expr::StringLiteral(key) = &*sub.slice {
+                if method == "append" {
+                    let holder = self.holder(&sub.value, call.range().start());
+                    let key = Some(key.value.to_str());
+                    self.add(holder, stmt, stmt.range(), Mutation::Add { call, value, key });
+                }
+            }
+            return;
+        }
         let holder = self.holder(&attr.value, call.range().start());
         self.add(holder, stmt, stmt.range(), mutation);
     }

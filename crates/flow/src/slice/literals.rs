@@ -232,6 +232,42 @@ impl<'p, 'a> Walker<'p, 'a> {
 
     /// `[elt for target in iter if …]`: the element, with each target bound to an item of
     /// its iterable.
+    /// `{k: f(v) for k, v in d.items()}` followed for key `x`: `f(v)` with `v` standing for
+    /// `d[x]` (the key is kept, not widened to any value of `d`).
+    pub(super) fn keyed_dict_comprehension(
+        &self,
+        cur: &Cursor<'a>,
+        c: &'a ast::ExprDictComp,
+    ) -> Option<Cursor<'a>> {
+        let Some(Sel::Key(key)) = cur.first() else { return None };
+        let [generator] = &c.generators[..] else { return None };
+        if !generator.ifs.is_empty() || generator.is_async {
+            return None;
+        }
+        let Expr::Tuple(target) = &generator.target else { return None };
+        let [Expr::Name(k), Expr::Name(v)] = &target.elts[..] else { return None };
+        let Some(Expr::Name(key_expr)) = c.key.as_deref() else { return None };
+        if key_expr.id != k.id {
+            return None;
+        }
+        let Expr::Call(items) = &generator.iter else { return None };
+        let Expr::Attribute(attr) = &*items.func else { return None };
+        if attr.attr.as_str() != "items" || !items.arguments.is_empty() {
+            return None;
+        }
+        let mut env = (*cur.env).clone();
+        env.push(Alias {
+            m: cur.m,
+            within: c.range,
+            name: v.id.as_str(),
+            to: Cursor { env: cur.env.clone(), ..cur.at(&attr.value).with_path(Vec::new()) },
+            sel: vec![Sel::Key(key.clone())],
+            samples: false,
+            param: false,
+        });
+        Some(Cursor { env: Rc::new(env), ..cur.at(&c.value).with_path(cur.rest()) })
+    }
+
     pub(super) fn comprehension(
         &self,
         cur: &Cursor<'a>,
@@ -257,8 +293,9 @@ impl<'p, 'a> Walker<'p, 'a> {
                 });
             }
         }
+        // A list used as a dataset: one sample is one element.
         let rest = match cur.first() {
-            Some(Sel::Index(_) | Sel::Elem | Sel::Iter | Sel::Key(_)) => cur.rest(),
+            Some(Sel::Index(_) | Sel::Elem | Sel::Iter | Sel::Key(_) | Sel::Sample) => cur.rest(),
             _ => cur.path.clone(),
         };
         self.follow(Cursor { env: Rc::new(env), ..cur.at(elt).with_path(rest) })

@@ -45,7 +45,8 @@ impl<'p, 'a> Walker<'p, 'a> {
         let m = cur.m;
         let at = mutated.at.start();
         let scope = m.index.scope_at(at);
-        let here = |expr: &'a Expr, path: Vec<Sel>| Cursor { m, scope, expr, path, env: Default::default() };
+        // The names bound around the cursor (a collate function's samples) hold here too.
+        let here = |expr: &'a Expr, path: Vec<Sel>| Cursor { m, scope, expr, path, env: cur.env.clone() };
         let stmt_text = made::text_of(m.file.text(), statement_text(mutated.stmt));
         let changes = |what: String| self.made(cur, at, what, Values::Unknown);
         let follow = |note: String, next: Cursor<'a>| self.then(self.draft(m, at, Role::Store, note), next);
@@ -65,9 +66,17 @@ impl<'p, 'a> Walker<'p, 'a> {
                 };
                 follow(format!("`{stmt_text}` stores into it"), here(value, path))
             }
-            Mutation::Add { value, .. } => {
+            Mutation::Add { value, key: None, .. } => {
                 follow(format!("`{stmt_text}` adds to it"), here(value, cur.rest()))
             }
+            // `x["ids"].append(v)`: an element of `x["ids"]`.
+            Mutation::Add { value, key: Some(key), .. } => match cur.first() {
+                Some(Sel::Key(k)) if k == key => follow(
+                    format!("`{stmt_text}` adds to it"),
+                    here(value, cur.path.iter().skip(2).cloned().collect()),
+                ),
+                _ => return None,
+            },
             Mutation::Extend { values, call: Some(_) } => {
                 follow(format!("`{stmt_text}` adds to it"), here(values, cur.path.clone()))
             }
