@@ -834,3 +834,31 @@ fn a_collate_that_appends_under_keys_and_converts_by_a_dict_comprehension() {
          t.py:7 made: `types += [segment]` changes every value\n"
     );
 }
+
+#[test]
+fn a_module_built_inside_a_library_call_is_drawn_at_that_call() {
+    // The runtime saw the head built while `from_pretrained(…)` ran on the user's line: the
+    // step is that call, and the trail ends inside the library.
+    let p = Project::new(&[(
+        "t.py",
+        "from transformers import AutoModelForSequenceClassification\n\
+         model = AutoModelForSequenceClassification.from_pretrained(\n\
+         \x20   \"bert-base-cased\", return_dict=True\n\
+         )\n",
+    )]);
+    let sites = vec![Frame { file: p.path("t.py"), line: 2, function: None, columns: None }];
+    let query = SizeQuery {
+        class: "Linear".into(),
+        argument: Some("out_features".into()),
+        sites,
+        size: Some(2),
+        need: Some(3),
+        ..SizeQuery::default()
+    };
+    let t = slice::with_project(p.sources(), |project| slice::trace_size(project, &query));
+    assert_eq!(
+        show(&t),
+        "t.py:2 sized (confirmed): `AutoModelForSequenceClassification.from_pretrained( \"bert…` built the `Linear` inside the library: out_features = 2, the data needs 3\n\
+         t.py:2 end: its out_features is set inside the library (a default, or a configuration it read); not followed further\n"
+    );
+}

@@ -27,12 +27,18 @@ pub fn size_trail(project: &Project<'_>, query: &SizeQuery) -> Trail {
     let scope = m.index.scope_at(offset);
     let built = built_on_line(&walker, m, scope, stmt, site.line, query);
     let Some(built) = built else {
-        let end = walker.end(
-            &cursor(m, scope, stmt_expr(stmt)),
-            offset,
-            format!("no `{}(…)` call on this line; not followed further", query.class),
-        );
-        return to_trail(end, &Frame { line: 0, ..site.clone() });
+        let end = built_in_library(&walker, m, scope, stmt, site.line, query).unwrap_or_else(|| {
+            walker.end(
+                &cursor(m, scope, stmt_expr(stmt)),
+                offset,
+                format!("no `{}(…)` call on this line; not followed further", query.class),
+            )
+        });
+        let mut trail = to_trail(end, &Frame { line: 0, ..site.clone() });
+        for step in &mut trail.steps {
+            step.confirmed |= step.role == Role::Sized;
+        }
+        return trail;
     };
     let outcome = sized(
         &walker,
@@ -50,6 +56,45 @@ pub fn size_trail(project: &Project<'_>, query: &SizeQuery) -> Trail {
         step.confirmed |= step.role == Role::Sized;
     }
     trail
+}
+
+/// The runtime saw the module built during a library call on the user's line (a
+/// pretrained model's `from_pretrained(…)`, `BertForSequenceClassification(config)`):
+/// that call is where the user's code chose the size, though the library set it (a
+/// default, a config it read); the trail ends inside the library.
+fn built_in_library<'a>(
+    walker: &Walker<'_, 'a>,
+    m: &'a Module<'a>,
+    scope: ScopeId,
+    stmt: &'a ast::Stmt,
+    line: usize,
+    query: &SizeQuery,
+) -> Option<Outcome<'a>> {
+    let library: Vec<&'a ast::ExprCall> = super::calls::calls_in(stmt)
+        .into_iter()
+        .filter(|call| m.file.line_of(call.start()) == line || m.file.line_of(call.end()) >= line)
+        .filter(|call| {
+            matches!(walker.project.resolve(m, scope, &call.func), Some(Object::Api(root, _) | Object::LibraryInstance(root, _, _)) if root != "builtins")
+                || m.sem.api(&call.func).is_some_and(|(root, _)| root != "builtins")
+        })
+        .collect();
+    let [call] = library[..] else { return None };
+    let text = made::text_of(m.file.text(), &Expr::Call(call.clone()));
+    let what = query.argument.as_deref().or(size_argument(&query.class).map(|k| k.0)).unwrap_or("size");
+    let sizes = match (query.size, query.need) {
+        (Some(s), Some(n)) => format!(": {what} = {s}, the data needs {n}"),
+        (Some(s), None) => format!(": {what} = {s}"),
+        _ => String::new(),
+    };
+    let note = format!("`{text}` built the `{}` inside the library{sizes}", query.class);
+    let draft = walker.draft(m, call.start(), Role::Sized, note);
+    let end = walker.draft(
+        m,
+        call.start(),
+        Role::Move,
+        format!("its {what} is set inside the library (a default, or a configuration it read); not followed further"),
+    );
+    Some(Outcome::End(vec![draft], end))
 }
 
 /// The step at the module's construction, then its size argument followed back.
