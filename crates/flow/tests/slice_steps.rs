@@ -861,4 +861,15 @@ fn a_module_built_inside_a_library_call_is_drawn_at_that_call() {
         "t.py:2 sized (confirmed): `AutoModelForSequenceClassification.from_pretrained( \"bert…` built the `Linear` inside the library: out_features = 2, the data needs 3\n\
          t.py:2 end: its out_features is set inside the library (a default, or a configuration it read); not followed further\n"
     );
+    // Two calls on the line: the stack does not say which built it, so neither is drawn.
+    let p = Project::new(&[(
+        "t.py",
+        "from transformers import Trainer
+         Trainer(model=None).train()
+",
+    )]);
+    let sites = vec![Frame { file: p.path("t.py"), line: 2, function: None, columns: None }];
+    let query = SizeQuery { class: "CrossEntropyLoss".into(), sites, ..SizeQuery::default() };
+    let t = slice::with_project(p.sources(), |project| slice::trace_size(project, &query));
+    assert_eq!(show(&t), "t.py:2 end: no `CrossEntropyLoss(…)` call on this line; not followed further\n");
 }

@@ -70,15 +70,16 @@ fn built_in_library<'a>(
     line: usize,
     query: &SizeQuery,
 ) -> Option<Outcome<'a>> {
-    let library: Vec<&'a ast::ExprCall> = super::calls::calls_in(stmt)
-        .into_iter()
-        .filter(|call| m.file.line_of(call.start()) == line || m.file.line_of(call.end()) >= line)
-        .filter(|call| {
-            matches!(walker.project.resolve(m, scope, &call.func), Some(Object::Api(root, _) | Object::LibraryInstance(root, _, _)) if root != "builtins")
-                || m.sem.api(&call.func).is_some_and(|(root, _)| root != "builtins")
-        })
-        .collect();
-    let [call] = library[..] else { return None };
+    // The one call of the statement, a library's: of two calls (`Trainer(…).train()`) the
+    // stack does not say which built it.
+    let calls = super::calls::calls_in(stmt);
+    let [call] = calls[..] else { return None };
+    let library = matches!(walker.project.resolve(m, scope, &call.func), Some(Object::Api(root, _) | Object::LibraryInstance(root, _, _)) if root != "builtins")
+        || m.sem.api(&call.func).is_some_and(|(root, _)| root != "builtins");
+    let first = m.file.line_of(call.start());
+    if !library || line < first || line > m.file.line_of(call.end()) {
+        return None;
+    }
     let text = made::text_of(m.file.text(), &Expr::Call(call.clone()));
     let what = query.argument.as_deref().or(size_argument(&query.class).map(|k| k.0)).unwrap_or("size");
     let sizes = match (query.size, query.need) {
