@@ -583,3 +583,48 @@ fn the_refused_values_drop_the_sources_that_cannot_hold_them() {
         .collect();
     assert_eq!(steps, vec![(5, "made")], "{d}");
 }
+
+#[test]
+fn the_flow_finds_the_head_the_guard_could_not_name() {
+    // The guard names no module (the scores come from a weight built by hand, no torch
+    // layer), but the values reach past the classes: the flow's head is the size step.
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("graph.py");
+    std::fs::write(
+        &script,
+        "import torch\n\
+         from torch import nn\n\
+         class Dense(nn.Module):\n\
+         \x20   def __init__(self, n_in, n_out):\n\
+         \x20       super().__init__()\n\
+         \x20       self.weight = nn.Parameter(torch.empty(n_in, n_out))\n\
+         \x20   def forward(self, x):\n\
+         \x20       return torch.log_softmax(x @ self.weight, dim=1)\n\
+         labels = torch.tensor([0, 1, 2])\n\
+         model = Dense(4, labels[:2].max().item() + 1)\n\
+         loss = nn.functional.nll_loss(model(torch.randn(3, 4)), labels)\n",
+    )
+    .unwrap();
+    let file = script.to_string_lossy().into_owned();
+    let report = json!({
+        "schema": "assertscope.guard-report/1", "time": 1.0, "host": "h", "pid": 7, "rank": null,
+        "local_rank": null, "world_size": null, "argv": ["python", "graph.py"],
+        "diagnosis": {
+            "cause": "target-out-of-range", "title": "t", "confidence": "high", "op": "nll_loss",
+            "location": {"file": file, "line": 11, "function": null, "code": null},
+            "rank": null, "evidence": [], "values": {"distinct_bad_values": [2], "classes": 2, "bound": 2},
+            "explanation": "e", "fix": "f", "checklist_step": 2, "origin": []
+        },
+        "runtime": {"version": 1, "frames": [{"file": file, "line": 11, "holders": ["labels"]}],
+                    "operand": {"parameter": "target", "index": 1}}
+    });
+    let d = traced(&report);
+    let sized: Vec<u64> = d["origin"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["chain"] == "size")
+        .map(|o| o["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sized, vec![6, 10], "{d}");
+}

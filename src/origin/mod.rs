@@ -70,7 +70,13 @@ fn analyse(d: &Diagnosis, runtime: Option<&Runtime>, given: &[Frame]) -> Found {
     // The guard names the modules whose size it judged broken; without its facts (explain,
     // an older guard), the flow finds the module the op ran with.
     let by_flow = value.is_some() && query::has_size(&d.cause);
-    let modules_by_flow = runtime.is_none();
+    // The flow finds the module the op ran with when the guard named none: without its
+    // facts (explain, an older guard), or when it found no torch layer to judge (a weight
+    // built by hand) though the values reach past the size they broke.
+    let past_bound = value
+        .as_ref()
+        .is_some_and(|q| q.bad.bound.is_some_and(|bound| q.bad.values.iter().any(|v| *v >= bound)));
+    let modules_by_flow = runtime.is_none() || past_bound;
     if value.is_none() && sizes.is_empty() {
         return Found::default();
     }

@@ -873,3 +873,44 @@ fn a_module_built_inside_a_library_call_is_drawn_at_that_call() {
     let t = slice::with_project(p.sources(), |project| slice::trace_size(project, &query));
     assert_eq!(show(&t), "t.py:2 end: no `CrossEntropyLoss(…)` call on this line; not followed further\n");
 }
+
+#[test]
+fn a_head_built_by_hand_from_a_parameter_is_found_through_local_layers() {
+    // No torch layer makes the scores: `x @ self.weight` of a layer built from
+    // `nn.Parameter(torch.empty(n_in, n_out))`, reached through the loss and model passed
+    // as parameters, a row selection and the second of two instances of the layer.
+    let p = Project::new(&[(
+        "t.py",
+        "import torch\n\
+         from torch import nn\n\
+         import torch.nn.functional as F\n\
+         class Dense(nn.Module):\n\
+         \x20   def __init__(self, n_in, n_out):\n\
+         \x20       super().__init__()\n\
+         \x20       self.weight = nn.Parameter(torch.empty(n_in, n_out))\n\
+         \x20   def forward(self, x):\n\
+         \x20       return x @ self.weight\n\
+         class Net(nn.Module):\n\
+         \x20   def __init__(self, n_in, n_hidden, n_classes):\n\
+         \x20       super().__init__()\n\
+         \x20       self.one = Dense(n_in, n_hidden)\n\
+         \x20       self.two = Dense(n_hidden, n_classes)\n\
+         \x20   def forward(self, x):\n\
+         \x20       return F.log_softmax(self.two(F.relu(self.one(x))), dim=1)\n\
+         def evaluate(model, criterion, x, y, mask):\n\
+         \x20   out, y = model(x)[mask], y[mask]\n\
+         \x20   return criterion(out, y)\n\
+         labels = torch.tensor([0, 1, 2, 3])\n\
+         model = Net(4, 8, labels[:2].max().item() + 1)\n\
+         evaluate(model, nn.NLLLoss(), torch.randn(4, 4), labels, labels >= 0)\n",
+    )]);
+    let mut query = p.query(&[("t.py", 19), ("t.py", 22)], "nll_loss", "target", &[3.0]);
+    query.bad.bound = Some(2.0);
+    let t = slice::with_project(p.sources(), |project| slice::trace_size_by_flow(project, &query, true));
+    check_made(&t);
+    assert_eq!(
+        show(&t),
+        "t.py:7 sized: `torch.empty(n_in, n_out)` makes the weight whose last dimension, `n_out`, is the number of scores\n\
+         t.py:21 made: `labels[:2].max().item() + 1` shifts every value by +1\n"
+    );
+}

@@ -22,6 +22,7 @@ mod attributes;
 mod calls;
 mod collate;
 mod follow;
+mod heads;
 pub mod index;
 mod library;
 mod literals;

@@ -5,6 +5,7 @@
 //! refused (`.view(-1, 1)`, `one_hot`, `dtype=torch.float32`), found with lint's facts.
 
 use super::follow::{Cursor, Outcome, Walker};
+use super::heads::{head, Head};
 use super::made::{self, Values};
 use super::names::line_offset;
 use super::ops::size_argument;
@@ -282,6 +283,16 @@ fn call_size<'a>(
             let dim = argument(call, "dim", Some(1)).and_then(made::number);
             created_size(walker, m, scope, input, dim).or_else(|| scores_size(walker, m, scope, input, dim))
         }
+        // A class-target loss passed in as a parameter (`criterion(out, y)`), of the class
+        // every caller passes.
+        None if matches!(&*call.func, Expr::Name(_)) => {
+            let Expr::Name(name) = &*call.func else { return None };
+            let class = super::start::parameter_class(walker, m, scope, name)?;
+            if !modules || !matches!(class, "CrossEntropyLoss" | "NLLLoss") || padding(walker).is_some() {
+                return None;
+            }
+            head_size(walker, m, scope, argument(call, "input", Some(0))?)
+        }
         None => {
             let Expr::Attribute(attr) = &*call.func else { return None };
             if !is_index_op(attr.attr.as_str()) {
@@ -365,9 +376,8 @@ fn scores_size<'a>(
     if !matches!(dim, Some(d) if d == 1.0 || d == -1.0) {
         return None;
     }
-    let (hm, hscope, ctor, _) = head(walker, m, scope, scores, 0)?;
-    let size =
-        argument(ctor, "out_features", Some(1)).and_then(|a| walker.constant(&cursor(hm, hscope, a), a));
+    let found = head(walker, m, scope, scores, 0, None)?;
+    let size = found.size_expr().and_then(|a| walker.constant(&cursor(found.m, found.scope, a), a));
     if let (Some(size), Some(bound)) = (size, walker.query.bad.bound) {
         if size != bound {
             return None;
@@ -384,9 +394,10 @@ fn head_size<'a>(
     scope: ScopeId,
     input: &'a Expr,
 ) -> Option<Outcome<'a>> {
-    let (hm, hscope, ctor, class) = head(walker, m, scope, input, 0)?;
-    let size = argument(ctor, "out_features", Some(1))
-        .and_then(|a| walker.constant(&cursor(hm, hscope, a), a))
+    let found = head(walker, m, scope, input, 0, None)?;
+    let size = found
+        .size_expr()
+        .and_then(|a| walker.constant(&cursor(found.m, found.scope, a), a))
         .map(|v| v as i64);
     let need = walker
         .query
@@ -398,128 +409,47 @@ fn head_size<'a>(
         .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
         .map(|v| v as i64 + 1)
         .filter(|n| size.is_none_or(|s| *n > s));
-    Some(sized(walker, hm, hscope, ctor, class, None, None, size, need))
+    if found.class == "Parameter" {
+        return Some(weight_sized(walker, &found, size, need));
+    }
+    Some(sized(walker, found.m, found.scope, found.ctor, found.class, None, None, size, need))
 }
 
-/// The layer that makes `expr`'s scores: through names, a model's `forward`, the last
-/// layer of a Sequential, softmax and device moves.
-fn head<'a>(
+/// A weight built by hand (`nn.Parameter(torch.Tensor(n_in, n_out))`) whose last dimension
+/// is the number of scores: its creation as the step, then that size followed back, the
+/// owner's `__init__` parameters bound to the call that built the layer.
+fn weight_sized<'a>(
     walker: &Walker<'_, 'a>,
-    m: &'a Module<'a>,
-    scope: ScopeId,
-    expr: &'a Expr,
-    depth: u32,
-) -> Option<(&'a Module<'a>, ScopeId, &'a ast::ExprCall, &'static str)> {
-    if depth > 12 {
-        return None;
-    }
-    match expr {
-        Expr::Name(name) => {
-            let (s, binding) = m.sem.lookup(scope, name.id.as_str(), name.range.start())?;
-            match &binding.value {
-                crate::semantic::Bound::Value(v) => head(walker, m, s, v, depth + 1),
-                // A parameter: the head of what its callers pass, when they all agree.
-                crate::semantic::Bound::Param { scope: function, index, name: param, .. } => {
-                    let method = m.sem.class_of(*function).is_some();
-                    let position = super::calls::param_position(*index, method);
-                    let mut found = None;
-                    for (cm, cscope, call) in walker.callers(m, *function) {
-                        let arg = argument(call, param, position)?;
-                        let layer = head(walker, cm, cscope, arg, depth + 1)?;
-                        match found {
-                            None => found = Some(layer),
-                            Some(seen) if std::ptr::eq(seen.2, layer.2) => {}
-                            Some(_) => return None,
-                        }
-                    }
-                    found
-                }
-                _ => None,
-            }
-        }
-        Expr::Call(call) => match walker.project.resolve(m, scope, &call.func) {
-            Some(Object::LibraryInstance(_, _, built)) => {
-                layer_head(walker, built.m, built.scope, &call.func, depth + 1)
-            }
-            Some(Object::Instance(cm, class, _)) => {
-                let (fm, forward) = walker.project.method_of(cm, class, "forward")?;
-                match fm.sem.returns.get(&forward)?.as_slice() {
-                    [only] => head(walker, fm, forward, only, depth + 1),
-                    _ => None,
-                }
-            }
-            Some(Object::Api(_, "log_softmax" | "softmax")) => {
-                head(walker, m, scope, call.arguments.args.first()?, depth + 1)
-            }
-            None => match &*call.func {
-                Expr::Attribute(a)
-                    if matches!(
-                        a.attr.as_str(),
-                        "log_softmax"
-                            | "softmax"
-                            | "float"
-                            | "to"
-                            | "cuda"
-                            | "squeeze"
-                            | "transpose"
-                            | "permute"
-                    ) =>
-                {
-                    head(walker, m, scope, &a.value, depth + 1)
-                }
-                _ => None,
-            },
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// The linear or convolution layer a module expression is, or ends with.
-fn layer_head<'a>(
-    walker: &Walker<'_, 'a>,
-    m: &'a Module<'a>,
-    scope: ScopeId,
-    layer: &'a Expr,
-    depth: u32,
-) -> Option<(&'a Module<'a>, ScopeId, &'a ast::ExprCall, &'static str)> {
-    if depth > 12 {
-        return None;
-    }
-    let Some(Object::LibraryInstance(_, class, built)) = walker.project.resolve(m, scope, layer) else {
-        return None;
+    found: &Head<'a>,
+    size: Option<i64>,
+    need: Option<i64>,
+) -> Outcome<'a> {
+    let text = made::text_of(found.m.file.text(), &Expr::Call(found.ctor.clone()));
+    let Some(arg) = found.size_expr() else {
+        return Outcome::Made(
+            vec![walker.draft(found.m, found.ctor.start(), Role::Sized, format!("`{text}` built here"))],
+            Values::Unknown,
+        );
     };
-    if let Some(c) =
-        ["Linear", "LazyLinear", "Bilinear", "Conv1d", "Conv2d", "Conv3d"].into_iter().find(|c| *c == class)
-    {
-        return Some((built.m, built.scope, built.call, c));
+    let what = made::text_of(found.m.file.text(), arg);
+    let sizes = match (size, need) {
+        (Some(s), Some(n)) => format!(" ({s}; the data needs {n})"),
+        (Some(s), None) => format!(" ({s})"),
+        _ => String::new(),
+    };
+    let note =
+        format!("`{text}` makes the weight whose last dimension, `{what}`{sizes}, is the number of scores");
+    let draft = walker.draft(found.m, found.ctor.start(), Role::Sized, note);
+    if made::number(arg).is_some() {
+        return Outcome::Made(vec![draft], Values::Unknown);
     }
-    if class == "Sequential" {
-        let args = &built.call.arguments.args;
-        if args.iter().any(Expr::is_starred_expr) {
-            return None;
-        }
-        let last = args.iter().rev().find(|l| {
-            !matches!(
-                walker.project.resolve(built.m, built.scope, l),
-                Some(Object::LibraryInstance(
-                    _,
-                    "Dropout"
-                        | "Identity"
-                        | "Flatten"
-                        | "ReLU"
-                        | "Softmax"
-                        | "LogSoftmax"
-                        | "Sigmoid"
-                        | "Tanh"
-                        | "GELU",
-                    _
-                ))
-            )
-        })?;
-        return layer_head(walker, built.m, built.scope, last, depth + 1);
+    let mut env = Vec::new();
+    if let Some((cm, class, built)) = found.owner {
+        walker.bind_init(&mut env, cm, class, built);
     }
-    None
+    let next =
+        Cursor { m: found.m, scope: found.scope, expr: arg, path: Vec::new(), env: std::rc::Rc::new(env) };
+    walker.then(draft, next)
 }
 
 /// The one bad value, when it looks like padding or a void label (negative, 255).

@@ -274,12 +274,27 @@ fn call_form<'a>(
 /// The torch class of a parameter called as a module (`criterion(out, y)` in a training
 /// step), when every call of the function in the project passes an instance of that one
 /// class: whichever call ran, the module is of that class.
-fn parameter_class<'a>(
+pub(super) fn parameter_class<'a>(
     walker: &Walker<'_, 'a>,
     m: &'a Module<'a>,
     scope: usize,
     name: &'a ast::ExprName,
 ) -> Option<&'a str> {
+    parameter_class_at(walker, m, scope, name, 0)
+}
+
+/// [`parameter_class`], through callers that pass a parameter of their own (a training
+/// step called by a training loop that got the loss as a parameter too).
+fn parameter_class_at<'a>(
+    walker: &Walker<'_, 'a>,
+    m: &'a Module<'a>,
+    scope: usize,
+    name: &'a ast::ExprName,
+    depth: u32,
+) -> Option<&'a str> {
+    if depth > 4 {
+        return None;
+    }
     let (_, binding) = m.sem.lookup(scope, name.id.as_str(), name.range.start())?;
     let Bound::Param { scope: function, index, name: param, .. } = binding.value else { return None };
     let ScopeKind::Function { class: owner, .. } = m.sem.scopes[function].kind else { return None };
@@ -287,8 +302,10 @@ fn parameter_class<'a>(
     let mut found: Option<&'a str> = None;
     for (cm, cscope, call) in walker.callers(m, function) {
         let arg = argument(call, param, position)?;
-        let Some(Object::LibraryInstance("torch", class, _)) = walker.project.resolve(cm, cscope, arg) else {
-            return None;
+        let class = match (walker.project.resolve(cm, cscope, arg), arg) {
+            (Some(Object::LibraryInstance("torch", class, _)), _) => class,
+            (None, Expr::Name(passed)) => parameter_class_at(walker, cm, cscope, passed, depth + 1)?,
+            _ => return None,
         };
         if found.is_some_and(|f| f != class) {
             return None;
