@@ -159,20 +159,31 @@ impl<'p, 'a> Walker<'p, 'a> {
                 let outcome = self.choose(cur, at, &format!("self.{field}"), outcomes);
                 return self.read_step(cur, at, field, live, outcome);
             }
-            // A `@property`: reading it runs the getter, whose returns are the value.
-            if let Some(&getter) = km.sem.classes[k].methods.get(field) {
-                if is_property(km, getter) {
-                    let note = format!("`{field}` is a property: its getter's value");
-                    let draft = self.draft(cur.m, at, Role::Move, note);
-                    let getter_cur = Cursor { m: km, ..cur.clone() };
-                    return self
-                        .function_returns(&getter_cur, km, getter, cur.env.clone())
-                        .prepend(Some(draft));
-                }
+            if let Some(found) = self.property(cur, km, k, field, at) {
+                return found;
             }
             current = self.project.user_base(km, k);
         }
         self.end(cur, at, format!("`self.{field}` is not set in `{class_name}`; not followed further"))
+    }
+
+    /// A `@property`: reading it runs the getter, whose returns are the value.
+    fn property(
+        &self,
+        cur: &Cursor<'a>,
+        km: &'a Module<'a>,
+        class: ClassId,
+        field: &str,
+        at: TextSize,
+    ) -> Option<Outcome<'a>> {
+        let &getter = km.sem.classes[class].methods.get(field)?;
+        if !is_property(km, getter) {
+            return None;
+        }
+        let note = format!("`{field}` is a property: its getter's value");
+        let draft = self.draft(cur.m, at, Role::Move, note);
+        let getter_cur = Cursor { m: km, ..cur.clone() };
+        Some(self.function_returns(&getter_cur, km, getter, cur.env.clone()).prepend(Some(draft)))
     }
 
     /// The read of `self.field` as a step, before the stores behind it.

@@ -309,11 +309,7 @@ impl<'p, 'a> Walker<'p, 'a> {
             "topk" | "sort" | "kthvalue" | "mode" | "max" | "min"
                 if matches!(cur.first(), Some(Sel::Index(0))) && !(args.is_empty() && method != "sort") =>
             {
-                let note = format!(
-                    "the values of `{}`, taken by `.{method}(…)`",
-                    made::text_of(m.file.text(), &attr.value)
-                );
-                self.then(self.draft(m, at, Role::Move, note), receiver.with_path(reshaped(&cur.rest())))
+                self.selected_values(cur, call, attr)
             }
             m if made::index_maker(m) => {
                 self.made(cur, at, format!("indices chosen by `{text}`"), Values::Range(Some(0.0), None))
@@ -344,6 +340,23 @@ impl<'p, 'a> Walker<'p, 'a> {
             | "lower" | "upper" => self.end(cur, at, format!("text from `{text}`; not followed further")),
             _ => self.end(cur, at, format!("`{text}` is a call the analysis does not follow")),
         }
+    }
+
+    /// The values element 0 of `x.sort(…)`, `x.topk(…)`, `x.max(dim)` holds: `x`'s own.
+    fn selected_values(
+        &self,
+        cur: &Cursor<'a>,
+        call: &'a ast::ExprCall,
+        attr: &'a ast::ExprAttribute,
+    ) -> Outcome<'a> {
+        let m = cur.m;
+        let receiver = cur.at(&attr.value).with_path(reshaped(&cur.rest()));
+        let note = format!(
+            "the values of `{}`, taken by `.{}(…)`",
+            made::text_of(m.file.text(), &attr.value),
+            attr.attr
+        );
+        self.then(self.draft(m, call.start(), Role::Move, note), receiver)
     }
 
     /// What `accelerator.prepare(…)` or Fabric's `setup(…)` was given (see

@@ -283,16 +283,7 @@ fn call_size<'a>(
             let dim = argument(call, "dim", Some(1)).and_then(made::number);
             created_size(walker, m, scope, input, dim).or_else(|| scores_size(walker, m, scope, input, dim))
         }
-        // A class-target loss passed in as a parameter (`criterion(out, y)`), of the class
-        // every caller passes.
-        None if matches!(&*call.func, Expr::Name(_)) => {
-            let Expr::Name(name) = &*call.func else { return None };
-            let class = super::start::parameter_class(walker, m, scope, name)?;
-            if !modules || !matches!(class, "CrossEntropyLoss" | "NLLLoss") || padding(walker).is_some() {
-                return None;
-            }
-            head_size(walker, m, scope, argument(call, "input", Some(0))?)
-        }
+        None if matches!(&*call.func, Expr::Name(_)) => passed_loss_size(walker, m, scope, call, modules),
         None => {
             let Expr::Attribute(attr) = &*call.func else { return None };
             if !is_index_op(attr.attr.as_str()) {
@@ -304,6 +295,23 @@ fn call_size<'a>(
         }
         _ => None,
     }
+}
+
+/// A class-target loss passed in as a parameter (`criterion(out, y)`), of the class every
+/// caller passes: the layer that makes its input's scores.
+fn passed_loss_size<'a>(
+    walker: &Walker<'_, 'a>,
+    m: &'a Module<'a>,
+    scope: ScopeId,
+    call: &'a ast::ExprCall,
+    modules: bool,
+) -> Option<Outcome<'a>> {
+    let Expr::Name(name) = &*call.func else { return None };
+    let class = super::start::parameter_class(walker, m, scope, name)?;
+    if !modules || !matches!(class, "CrossEntropyLoss" | "NLLLoss") || padding(walker).is_some() {
+        return None;
+    }
+    head_size(walker, m, scope, argument(call, "input", Some(0))?)
 }
 
 fn is_index_op(name: &str) -> bool {
