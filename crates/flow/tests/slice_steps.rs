@@ -914,3 +914,37 @@ fn a_head_built_by_hand_from_a_parameter_is_found_through_local_layers() {
          t.py:21 made: `labels[:2].max().item() + 1` shifts every value by +1\n"
     );
 }
+
+#[test]
+fn the_configuration_field_that_sized_a_table_the_library_built() {
+    // The runtime saw a 48-row table built inside `Model(config)`: of the config's fields
+    // that size embeddings, the one set to 48 is the step; its value is followed on.
+    let p = Project::new(&[(
+        "t.py",
+        "from transformers import RobertaConfig, RobertaForSequenceClassification\n\
+         LONGEST = 40 + 8\n\
+         config = RobertaConfig(\n\
+         \x20   vocab_size=1000,\n\
+         \x20   hidden_size=48,\n\
+         \x20   max_position_embeddings=LONGEST,\n\
+         )\n\
+         model = RobertaForSequenceClassification(config)\n",
+    )]);
+    let sites = vec![Frame { file: p.path("t.py"), line: 8, function: None, columns: None }];
+    let query = SizeQuery {
+        class: "Embedding".into(),
+        argument: Some("num_embeddings".into()),
+        sites,
+        size: Some(48),
+        need: Some(60),
+        ..SizeQuery::default()
+    };
+    let t = slice::with_project(p.sources(), |project| slice::trace_size(project, &query));
+    check_made(&t);
+    assert_eq!(
+        show(&t),
+        "t.py:8 sized (confirmed): `RobertaForSequenceClassification(config)` built the `Embedding` inside the library: num_embeddings = 48, the data needs 60\n\
+         t.py:6 read: `max_position_embeddings=LONGEST` in the configuration sets it (48)\n\
+         t.py:2 made: `40 + 8` shifts every value by +8\n"
+    );
+}

@@ -21,6 +21,7 @@ mod access;
 mod attributes;
 mod calls;
 mod collate;
+mod configs;
 mod follow;
 mod heads;
 pub mod index;

@@ -90,6 +90,11 @@ fn built_in_library<'a>(
     };
     let note = format!("`{text}` built the `{}` inside the library{sizes}", query.class);
     let draft = walker.draft(m, call.start(), Role::Sized, note);
+    if let Some((field, value)) =
+        query.size.and_then(|size| walker.config_field(m, scope, call, &query.class, size))
+    {
+        return Some(walker.follow(value).prepend(Some(field)).prepend(Some(draft)));
+    }
     let end = walker.draft(
         m,
         call.start(),
