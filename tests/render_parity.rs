@@ -113,7 +113,7 @@ fn long_notes() -> Vec<Diagnostic> {
         )
         .span(Span::at("train.py", Some(1032)).source(Some("        loss = criterion(model(x), y)".into())))
         .note("found", found)
-        .note("", &format!("{found} {found}"))
+        .note("", format!("{found} {found}"))
         .help(help)
         .section("fix", help),
         Diagnostic::new(Severity::Warning, None, "no spans")
@@ -255,7 +255,7 @@ fn a_gap_of_one_line_is_filled_from_the_file_both_ways() {
     let file = path.to_str().unwrap();
     let line = |n: usize| source.lines().nth(n - 1).unwrap().to_string();
     let at = |n: u64, label: &str| Span::at(file, Some(n)).source(Some(line(n as usize))).label(label);
-    let filled = vec![
+    let filled = [
         Diagnostic::new(Severity::Error, Some("x"), "filled")
             .span(at(6, "in `load`"))
             .span(at(4, "2. made here").secondary())
