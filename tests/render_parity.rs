@@ -113,7 +113,7 @@ fn long_notes() -> Vec<Diagnostic> {
         )
         .span(Span::at("train.py", Some(1032)).source(Some("        loss = criterion(model(x), y)".into())))
         .note("found", found)
-        .note("", &format!("{found} {found}"))
+        .note("", format!("{found} {found}"))
         .help(help)
         .section("fix", help),
         Diagnostic::new(Severity::Warning, None, "no spans")
@@ -237,4 +237,44 @@ fn python_and_rust_build_the_same_model_of_a_diagnosis() {
         "{explained}"
     );
     assert!(explained.contains("= op: binary_cross_entropy"), "{explained}");
+}
+
+/// Spans two lines apart in a file that can be read: the line between is drawn from the
+/// file, in one snippet; a file that no longer holds the spans' lines (another version of
+/// it) keeps them apart, as a gap that cannot be read does.
+#[test]
+fn a_gap_of_one_line_is_filled_from_the_file_both_ways() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("train.py");
+    let deep = " ".repeat(32);
+    let source = format!(
+        "NUM_CLASSES = 5\n\ndef load():\n    stars = draw()\n    n = len(stars)\n    return stars\n\
+         {deep}a = 1\n{deep}b = 2\n{deep}c = 3\n"
+    );
+    std::fs::write(&path, &source).unwrap();
+    let file = path.to_str().unwrap();
+    let line = |n: usize| source.lines().nth(n - 1).unwrap().to_string();
+    let at = |n: u64, label: &str| Span::at(file, Some(n)).source(Some(line(n as usize))).label(label);
+    let filled = [
+        Diagnostic::new(Severity::Error, Some("x"), "filled")
+            .span(at(6, "in `load`"))
+            .span(at(4, "2. made here").secondary())
+            .span(at(1, "size 1. the constant").secondary()),
+        Diagnostic::new(Severity::Error, Some("x"), "deep")
+            .span(at(9, "used"))
+            .span(at(7, "made").secondary()),
+    ];
+    let stale = vec![Diagnostic::new(Severity::Error, Some("x"), "another version of the file")
+        .span(Span::at(file, Some(6)).source(Some("    return other".into())).label("in `load`"))
+        .span(at(4, "made here").secondary())];
+    let models: Vec<Diagnostic> = filled.iter().chain(&stale).cloned().collect();
+    let from_python = python_texts("_render.render(d)", &serde_json::to_value(&models).unwrap());
+    for (model, python_text) in models.iter().zip(&from_python) {
+        let rust_text = render_one(model, false);
+        assert_eq!(python_text, &rust_text, "\n--- python\n{python_text}\n--- rust\n{rust_text}");
+    }
+    assert!(from_python[0].contains("5 |     n = len(stars)\n"), "{}", from_python[0]);
+    assert_eq!(from_python[0].matches(":::").count(), 0, "{}", from_python[0]);
+    assert!(from_python[1].contains("8 | ...") && !from_python[1].contains(":::"), "{}", from_python[1]);
+    assert!(from_python[2].contains(":::"), "{}", from_python[2]);
 }

@@ -85,10 +85,13 @@ def render(d):
         column = len(head["text"][: head["start"]]) + 1
         lines.append(" " * width + f"{arrow} {head['span']['file']}:{head['line']}:{column}")
         lines.append(gutter + "|")
-        trim = _left_trim(piece)
+        fillers = {line["line"] + 1: _gap_line(line, after, None) or "" for line, after in zip(piece, piece[1:]) if after["line"] - line["line"] == 2}
+        trim = _left_trim(piece, fillers.values())
         last = None
         for line in piece:
-            if last is not None and line["line"] - last > 1:
+            if last is not None and line["line"] - last == 2:
+                lines.append(_filler_line(last + 1, fillers[last + 1], width, trim))
+            elif last is not None and line["line"] - last > 1:
                 lines.append("...")
             last = line["line"]
             lines.extend(_snippet_line(line, width, gutter, trim))
@@ -131,10 +134,19 @@ def _snippet_line(line, width, gutter, trim):
     return [shown, f"{gutter}| {' ' * pad}{underline}{label}"]
 
 
-def _left_trim(lines):
+def _filler_line(number, text, width, trim):
+    """A line between two spans' lines, drawn without an underline."""
+    text = _expand(text)
+    if trim:
+        text = "..." + text[trim + 3 :]
+    return f"{str(number).rjust(width)} | {text}".rstrip()
+
+
+def _left_trim(lines, fillers=()):
     """The cells of indentation annotate-snippets leaves out of a snippet: only when every
     line (and span) starts more than 26 cells in."""
-    indent = min((_indent_cells(line["text"]) for line in lines if line["text"].strip()), default=0)
+    texts = [line["text"] for line in lines] + list(fillers)
+    indent = min((_indent_cells(text) for text in texts if text.strip()), default=0)
     span_left = min(_cells(_expand(line["text"][: line["start"]])) for line in lines)
     whitespace_left = max(min(indent, span_left) - 6, 0)
     return whitespace_left - 16 if whitespace_left > 20 else 0
@@ -154,7 +166,7 @@ DEEP_INDENT = 27
 
 def _pieces(spans):
     """("snippet", lines) for spans with source (those of one file on different lines
-    merged in line order, unless a gap of exactly one line would show blank), and
+    merged in line order, unless a gap of exactly one line cannot be read), and
     ("header", span) for spans without."""
     digits = max((len(str(s["line"])) for s in spans if s.get("source") is not None and s.get("line") is not None), default=0)
     fits = TERM_WIDTH - 3 - digits
@@ -165,7 +177,7 @@ def _pieces(spans):
             pieces.append(("header", s))
             continue
         for kind, lines in pieces:
-            if kind == "snippet" and _joins(lines, line):
+            if kind == "snippet" and _joins(lines, line, fits):
                 at = sum(1 for other in lines if other["line"] < line["line"])
                 lines.insert(at, line)
                 break
@@ -174,14 +186,34 @@ def _pieces(spans):
     return pieces
 
 
-def _joins(lines, line):
+def _joins(lines, line, fits):
     if line["cut"] or lines[0]["span"]["file"] != line["span"]["file"]:
         return False
     if any(other["cut"] or other["line"] == line["line"] for other in lines):
         return False
-    before = [other["line"] for other in lines if other["line"] < line["line"]]
-    after = [other["line"] for other in lines if other["line"] > line["line"]]
-    return not (before and line["line"] - max(before) == 2) and not (after and min(after) - line["line"] == 2)
+    before = max((other for other in lines if other["line"] < line["line"]), key=lambda o: o["line"], default=None)
+    after = min((other for other in lines if other["line"] > line["line"]), key=lambda o: o["line"], default=None)
+    # A gap of one line is drawn as that line: it joins only when the file can give it.
+    if before and line["line"] - before["line"] == 2 and _gap_line(before, line, fits) is None:
+        return False
+    return not (after and after["line"] - line["line"] == 2 and _gap_line(line, after, fits) is None)
+
+
+def _gap_line(before, after, fits):
+    """The line between two spans' lines one apart, read from their file: only when the
+    file still holds both spans' lines as shown and the line fits uncut (as text.rs)."""
+    from assertscope import _frames
+
+    def read(number):
+        text = _frames.source_line(before["span"]["file"], number)
+        return None if text is None else text.rstrip()
+
+    if read(before["line"]) != before["text"] or read(after["line"]) != after["text"]:
+        return None
+    text = read(before["line"] + 1)
+    if text is None or (fits is not None and _cut_long_line(text, 0, 0, fits)[3]):
+        return None
+    return text
 
 
 def _source_line(s, fits):

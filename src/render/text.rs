@@ -171,17 +171,18 @@ fn pieces(spans: &[Span]) -> Vec<Piece<'_>> {
             pieces.push(Piece::Header(span));
             continue;
         };
-        // A gap of one line would be drawn as that line, blank: the model does not hold
-        // its text. Wider gaps fold into `...`.
+        // A gap of one line is drawn as that line: it joins only when the file can give
+        // it (the model does not hold its text). Wider gaps fold into `...`.
         let joins = |lines: &Vec<SourceLine>| {
             !line.cut
                 && lines[0].span.file == span.file
                 && lines.iter().all(|l| !l.cut && l.line.abs_diff(line.line) != 0)
                 && {
                     let at = lines.partition_point(|l| l.line < line.line);
-                    let before = at.checked_sub(1).map(|i| lines[i].line);
-                    let after = lines.get(at).map(|l| l.line);
-                    before.is_none_or(|b| line.line - b != 2) && after.is_none_or(|a| a - line.line != 2)
+                    let before = at.checked_sub(1).map(|i| &lines[i]);
+                    let after = lines.get(at);
+                    before.is_none_or(|b| line.line - b.line != 2 || gap_line(b, &line, fits).is_some())
+                        && after.is_none_or(|a| a.line - line.line != 2 || gap_line(&line, a, fits).is_some())
                 }
         };
         match pieces.iter_mut().find_map(|p| match p {
@@ -205,6 +206,9 @@ fn snippet_source(lines: &[SourceLine]) -> (String, Vec<Range<usize>>) {
     let mut ranges = Vec::new();
     let mut number = lines[0].line;
     for (i, line) in lines.iter().enumerate() {
+        if i > 0 && line.line - number == 1 {
+            text.push_str(&gap_line(&lines[i - 1], line, usize::MAX).unwrap_or_default());
+        }
         while number < line.line {
             text.push('\n');
             number += 1;
@@ -217,6 +221,20 @@ fn snippet_source(lines: &[SourceLine]) -> (String, Vec<Range<usize>>) {
         }
     }
     (text, ranges)
+}
+
+/// The line between two spans' lines one apart, read from their file: only when the file
+/// still holds both spans' lines as shown (not another version of it) and the line fits
+/// uncut. `_render.py` fills the gap alike.
+fn gap_line(before: &SourceLine, after: &SourceLine, fits: usize) -> Option<String> {
+    let path = std::path::Path::new(before.span.file.as_str());
+    let read = |line: u64| crate::diagnostic::read_line(path, line).map(|t| t.trim_end().to_string());
+    if read(before.line)? != before.text || read(after.line)? != after.text {
+        return None;
+    }
+    let text = read(before.line + 1)?;
+    let (text, _, cut) = cut_long_line(text, 0..0, fits);
+    (!cut).then_some(text)
 }
 
 /// The span's line without its newline and trailing blanks, cut to fit, and the byte

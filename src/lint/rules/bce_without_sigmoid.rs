@@ -40,6 +40,12 @@ pub fn check(checker: &Checker) {
         let with_logits =
             if loss.functional { "F.binary_cross_entropy_with_logits" } else { "nn.BCEWithLogitsLoss" };
         let evidence = checker.flow.trace(input, loss.scope, Facts::LOGITS);
+        let fix = with_logits_fix(checker, loss);
+        // The fix says "use the with-logits loss" already: the help gives the other way only.
+        let help = match fix {
+            Some(_) => format!("or keep {} and apply `torch.sigmoid` to `{text}` first", loss.name()),
+            None => format!("use {with_logits} on the raw logits (or apply torch.sigmoid first)"),
+        };
         checker.report_fixable(
             DOC.code,
             input.range(),
@@ -47,9 +53,9 @@ pub fn check(checker: &Checker) {
                 "{} is given `{text}`, which is not passed through sigmoid; values outside [0, 1] assert",
                 loss.name()
             ),
-            format!("use {with_logits} on the raw logits (or apply torch.sigmoid first)"),
+            help,
             evidence,
-            with_logits_fix(checker, loss),
+            fix,
         );
     }
 }
