@@ -136,11 +136,12 @@ def build(op, finding, location, note=None, pytorch_type=RuntimeError, pytorch_m
         "rank": _contract.rank(),
         "evidence": evidence,
         "values": values,
-        "explanation": kb.explanation(cause, values),
+        "explanation": kb.explanation(cause, values, sources=not finding.hint),
         # The specific fix replaces the cause's general one: one piece of advice.
         "fix": f"{finding.hint[:1].upper()}{finding.hint[1:]}" if finding.hint else " ".join(cause["fix"].split()),
-        # Step 1 (re-run on the CPU for a readable error) is what the guard just did.
-        "checklist_step": cause.get("checklist_step") if cause.get("checklist_step", 0) > 1 else None,
+        # Steps 1 and 2 (a readable error with the offending value; the values checked
+        # against their range) are what the guard just did; later steps still apply.
+        "checklist_step": cause.get("checklist_step") if cause.get("checklist_step", 0) > 2 else None,
     }
     error = error_class(pytorch_type)("", finding.cause, op, location, finding.values, diagnosis)
     error.pytorch_message = pytorch_message

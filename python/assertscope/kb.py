@@ -41,10 +41,11 @@ def cause(cause_id):
     raise KeyError(f"unknown cause id {cause_id!r} (not in kb/causes.toml)")
 
 
-def explanation(entry, values=None):
+def explanation(entry, values=None, sources=True):
     """A cause's explanation in one paragraph, with `{value}` (the bad value, as PyTorch's
-    error quotes it) filled from this failure's values, or `N` when they hold none; as the
-    binary's Cause::explanation_for."""
+    error quotes it) filled from this failure's values, or `N` when they hold none; followed
+    by the usual sources unless `sources` is false (a specific fix found which it is). As the
+    binary's Cause::explanation_with / explanation_and_sources."""
     from ._contract import readable_number as number
 
     values = values or {}
@@ -53,7 +54,9 @@ def explanation(entry, values=None):
         if value is None and values.get(key):
             value = values[key][0]
     shown = number(value) if isinstance(value, (int, float)) else "N"
-    return " ".join(entry["explanation"].split()).replace("{value}", shown)
+    explained = " ".join(entry["explanation"].split()).replace("{value}", shown)
+    usual = " ".join(entry.get("sources", "").split())
+    return f"{explained} Typical sources: {usual}" if sources and usual else explained
 
 
 def cause_ids():

@@ -110,7 +110,7 @@ pub fn from_kb(
         location,
         rank: None,
         evidence,
-        explanation: cause.explanation_with(offending_value(&values).as_deref()),
+        explanation: cause.explanation_and_sources(offending_value(&values).as_deref()),
         values,
         fix: cause.fix.clone(),
         checklist_step: cause.checklist_step(),

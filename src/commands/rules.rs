@@ -61,7 +61,7 @@ pub fn execute(args: RulesArgs) -> anyhow::Result<u8> {
                     let also = rule.map(|r| r.code);
                     if args.json {
                         let mut page = serde_json::json!({
-                            "id": c.id, "title": c.title, "explanation": c.explanation_with(None), "fix": c.fix,
+                            "id": c.id, "title": c.title, "explanation": c.explanation_and_sources(None), "fix": c.fix,
                             "example": c.example, "checklist_step": c.checklist_step(),
                         });
                         if let Some(code) = also {

@@ -955,15 +955,19 @@ fn write_up(
 ) -> Diagnosis {
     let Draft { cause_id, op, values, evidence, notes, confidence, title, hint, origin } = draft;
     let cause = kb.expect_cause(&cause_id);
-    let explained = cause.explanation_with(values::offending_value(&values).as_deref());
+    // The fix for this very case, when the values show which it is, replaces the cause's
+    // general one: one piece of advice; and the usual sources are not listed beside it.
+    let specific = values::hints(kb, &cause_id, &values).into_iter().next();
+    let value = values::offending_value(&values);
+    let explained = match specific {
+        Some(_) => cause.explanation_with(value.as_deref()),
+        None => cause.explanation_and_sources(value.as_deref()),
+    };
     let mut paragraphs: Vec<&str> = notes.iter().map(String::as_str).collect();
     paragraphs.extend(hint.as_deref());
     paragraphs.push(&explained);
     let explanation = paragraphs.join("\n\n");
-    // The fix for this very case, when the values show which it is, replaces the cause's
-    // general one: one piece of advice.
-    let mut fix =
-        values::hints(kb, &cause_id, &values).into_iter().next().unwrap_or_else(|| cause.fix.clone());
+    let mut fix = specific.unwrap_or_else(|| cause.fix.clone());
     if root.strength == Strength::CutUnknown {
         fix = "The log stops before the error message: paste or run again to get the whole error (its last line names the exception), then explain it again. The frame shown is where your code was when it failed.".to_string();
     } else if cause_id == "none" {

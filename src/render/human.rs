@@ -288,7 +288,7 @@ pub fn explain_cause(kb: &KnowledgeBase, id: &str, p: &Palette) -> Option<String
     let c = kb.cause(id)?;
     let mut out = String::new();
     let _ = writeln!(out, "{}{}{}: {}\n", p.bold, c.id, p.reset, c.title);
-    write_wrapped(&mut out, &format!("{}why{}", p.note, p.reset), &c.explanation_with(None));
+    write_wrapped(&mut out, &format!("{}why{}", p.note, p.reset), &c.explanation_and_sources(None));
     out.push('\n');
     write_wrapped(&mut out, &format!("{}fix{}", p.help, p.reset), &c.fix);
     out.push('\n');

@@ -31,6 +31,10 @@ pub struct Cause {
     pub title: String,
     pub checklist_step: u8,
     pub explanation: String,
+    /// Where such values usually come from: said when the report has not found which one it
+    /// is (no specific fix fired), and on the cause's page.
+    #[serde(default)]
+    pub sources: String,
     pub fix: String,
     pub example: String,
 }
@@ -45,6 +49,16 @@ impl Cause {
     /// Python package's `kb.explanation` fills it alike.
     pub fn explanation_with(&self, value: Option<&str>) -> String {
         self.explanation.replace("{value}", value.unwrap_or("N"))
+    }
+
+    /// The explanation followed by the usual sources, for a report that has not found which
+    /// source it is, and for the cause's page. `kb.explanation(…, sources=True)` in Python.
+    pub fn explanation_and_sources(&self, value: Option<&str>) -> String {
+        let explained = self.explanation_with(value);
+        match self.sources.trim() {
+            "" => explained,
+            sources => format!("{} Typical sources: {sources}", explained.trim_end()),
+        }
     }
 }
 
