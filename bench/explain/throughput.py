@@ -77,7 +77,7 @@ def generate(path, size_bytes):
 
 
 def literals(file, const):
-    src = (REPO / "src" / "log" / file).read_text()
+    src = (REPO / "crates" / "logs" / "src" / "log" / file).read_text()
     body = src.split(f"pub const {const}: &[&str] = &[", 1)[1].split("];", 1)[0]
     return [re.sub(r"\\(.)", r"\1", s) for s in re.findall(r'"((?:[^"\\]|\\.)*)"', body)]
 
