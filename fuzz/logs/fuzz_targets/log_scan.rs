@@ -23,7 +23,8 @@ fuzz_target!(|data: &[u8]| {
     let reach = log::prefilter::Reach { near, tail };
     if let Some(windowed) = log::scan_windowed(data, "fuzz.log", chunk, batch, reach) {
         let windowed = windowed.expect("reading from memory cannot fail");
-        let reference = log::scan_reference(data, "fuzz.log", reach).expect("reading from memory cannot fail");
+        let reference =
+            log::scan_reference(data, "fuzz.log", reach).expect("reading from memory cannot fail");
         assert_eq!(
             format!("{windowed:?}"),
             format!("{reference:?}"),
