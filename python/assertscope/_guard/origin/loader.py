@@ -10,6 +10,7 @@ Cost: per batch, a list of indices and a few weak references; nothing per op.
 """
 
 import collections
+import collections.abc
 import weakref
 
 import torch
@@ -53,21 +54,29 @@ class BatchRecord:
             self.steps = None
 
     def live_leaves(self):
-        return [t for t in (ref() for ref in self.leaves) if t is not None]
+        """[(path, tensor)] of the batch's tensors still alive."""
+        return [(path, t) for path, t in ((path, ref()) for path, ref in self.leaves) if t is not None]
 
 
-def _leaves(data, depth=0):
+def _leaves(data, depth=0, path=()):
+    """[(path, weak reference)] of the tensors a batch holds: `path` is the keys and
+    positions that reach one (`("labels",)`, `(1,)`). Any Mapping counts, not dict alone:
+    transformers' BatchEncoding, the batch of its collators and of most HF pipelines, is a
+    UserDict."""
     if isinstance(data, torch.Tensor):
-        return [weakref.ref(data)]
+        return [(path, weakref.ref(data))]
     if depth >= 2:
         return []
-    if isinstance(data, dict):
-        items = data.values()
+    if isinstance(data, collections.abc.Mapping):
+        try:
+            items = list(data.items())
+        except Exception:  # noqa: BLE001 - a Mapping whose items cannot be listed
+            return []
     elif isinstance(data, (list, tuple)):
-        items = data
+        items = list(enumerate(data))
     else:
         return []
-    return [ref for item in items for ref in _leaves(item, depth + 1)]
+    return [leaf for key, item in items[:64] for leaf in _leaves(item, depth + 1, (*path, key))]
 
 
 def _as_list(index):

@@ -120,13 +120,14 @@ def dataset(found, finding, subject, holds):
     if not positions and subject.dim() >= 1:
         positions = [[0]]
     every_sample = finding.cause in _EVERY_SAMPLE
-    for attempt, (record, indices, shared) in enumerate(samples.candidates(subject, positions, loader.recent())):
+    for attempt, (record, indices, path) in enumerate(samples.candidates(subject, positions, loader.recent())):
         if attempt >= 2:  # without shared memory, each candidate costs one more read
             break
+        shared = path is not None
         levels = chain.unwrap(record.dataset, indices[0])
         read = reread.read(record.dataset, indices[0], holds, [obj for obj, _ in levels])
         observed, by = read.observed, None
-        if read.read and samples.holding(read.sample, lambda v: holds(v) is not None):
+        if read.read and samples.holding(_own_field(read.sample, path), lambda v: holds(v) is not None):
             by = "dataset"
         elif read.read and _is_user(record.collate_fn):
             batch, collated, note = reread.collate(record.collate_fn, read.sample, holds)
@@ -145,6 +146,16 @@ def dataset(found, finding, subject, holds):
         if reads:
             found.runtime["live"] = reads
         return
+
+
+def _own_field(sample, path):
+    """The part of a re-read sample to look for the bad value in: the field the failing
+    tensor came from when the batch is known and the sample has it (a label of 2 is not
+    confirmed by a token id of 2), else the whole sample."""
+    if not path:
+        return sample
+    part = samples.field(sample, path)
+    return sample if part is None else part
 
 
 def _record_dataset(found, record, indices, levels, read, every_sample):

@@ -10,6 +10,7 @@ Why: "label 7 at dataset index 4213" is what the user looks up; the op that used
 Cost: error path only.
 """
 
+import collections.abc
 import math
 
 import torch
@@ -78,44 +79,67 @@ def sample_of(subject, position, batch_size):
 
 
 def candidates(subject, positions, records):
-    """[(record, indices, shares memory)] of the recent batches the bad entries can come
-    from, most likely first: the batches holding the subject's memory, else every recent one.
-    `indices` are the bad samples' dataset indices in that batch (at most MAX_SAMPLES)."""
+    """[(record, indices, path)] of the recent batches the bad entries can come from, most
+    likely first: the batches holding the subject's memory, else every recent one.
+    `indices` are the bad samples' dataset indices in that batch (at most MAX_SAMPLES);
+    `path` is, for a batch holding the subject's memory, the keys and positions of the
+    batch's tensor that does (`("labels",)`, `(1,)`), else None."""
     found = []
     shared = _holding(records, subject)
-    for record in shared or records:
+    for record in [r for r, _ in shared] or records:
         slots = []
         for position in positions:
             slot = sample_of(subject, position, len(record.indices))
             if slot is not None and slot < len(record.indices) and slot not in slots:
                 slots.append(slot)
         if slots:
-            found.append((record, [record.indices[s] for s in slots][:MAX_SAMPLES], bool(shared)))
+            path = next((p for r, p in shared if r is record), None)
+            found.append((record, [record.indices[s] for s in slots][:MAX_SAMPLES], path))
     return found
 
 
 def _holding(records, subject):
-    """The batches that hold the subject's memory (the tensor itself or a view of it). A
-    loader that prefetches, as accelerate's DataLoaderShard under the Hugging Face Trainer or
-    Lightning's fetcher, has already yielded the next batch when this one fails: the newest
-    batch is then not the failing one, and memory tells them apart."""
-    try:
-        pointer = subject.untyped_storage().data_ptr()
-    except Exception:  # noqa: BLE001 - a tensor without storage (meta, fake)
-        return []
+    """[(record, path)] of the batches that hold the subject's memory (the tensor itself or
+    a view of it), with the path of the tensor that does. A loader that prefetches, as
+    accelerate's DataLoaderShard under the Hugging Face Trainer or Lightning's fetcher, has
+    already yielded the next batch when this one fails: the newest batch is then not the
+    failing one, and memory tells them apart."""
+    pointer = storage_of(subject)
     if not pointer:
         return []
+    found = []
+    for record in records:
+        path = next((path for path, leaf in record.live_leaves() if storage_of(leaf) == pointer), None)
+        if path is not None:
+            found.append((record, path))
+    return found
 
-    def holds(record):
-        for leaf in record.live_leaves():
-            try:
-                if leaf.untyped_storage().data_ptr() == pointer:
-                    return True
-            except Exception:  # noqa: BLE001
-                continue
-        return False
 
-    return [record for record in records if holds(record)]
+def storage_of(tensor):
+    """The address of a tensor's storage, or None (meta, fake, no storage)."""
+    try:
+        return tensor.untyped_storage().data_ptr() or None
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def field(sample, path):
+    """The part of one sample that the default collate (and collators that keep keys) puts
+    at `path` of the batch: `sample["labels"]` for `batch["labels"]`, `sample[1]` for
+    `batch[1]`; None when the sample has no such part."""
+    for key in path:
+        try:
+            if isinstance(sample, collections.abc.Mapping):
+                sample = sample[key] if key in sample else None
+            elif isinstance(sample, (list, tuple)) and isinstance(key, int) and -len(sample) <= key < len(sample):
+                sample = sample[key]
+            else:
+                return None
+        except Exception:  # noqa: BLE001 - a sample type whose reads we cannot trust
+            return None
+        if sample is None:
+            return None
+    return sample
 
 
 def summary(sample, depth=2):

@@ -1,0 +1,78 @@
+"""The dataset index of the bad sample under the loaders that wrap PyTorch's: a batch that is
+a Mapping but not a dict (transformers' BatchEncoding), a loader that has already fetched the
+next batch when this one fails (accelerate's prepared DataLoader), a bad value made inside
+the collate_fn (the batch never reached the user), and a tensor the model derives from the
+batch (positions). Each runs a real DataLoader under the guard; a wrong index is worse than
+none, so each case also holds the bad value elsewhere in the samples (a token id equal to
+the bad label) where a match on the whole sample would name the wrong one."""
+
+import importlib.util
+
+import pytest
+from test_origin_loaders import guard_report
+
+needs_accelerate = pytest.mark.skipif(
+    importlib.util.find_spec("accelerate") is None or importlib.util.find_spec("transformers") is None,
+    reason="needs accelerate and transformers",
+)
+
+# 48 samples, labels i % 2 except label 2 at BAD_LABELS; every sample's input ids hold a 2.
+SAMPLES = """
+import torch
+from torch.utils.data import DataLoader
+from transformers import BatchEncoding
+
+BAD_LABELS = {5, 30}
+rows = [
+    {"input_ids": [1, 2, 4 + i % 7, 2], "labels": 2 if i in BAD_LABELS else i % 2}
+    for i in range(48)
+]
+
+def collate(samples):
+    return BatchEncoding({
+        "input_ids": torch.tensor([s["input_ids"] for s in samples]),
+        "labels": torch.tensor([s["labels"] for s in samples]),
+    })
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(16, 8)
+        self.head = torch.nn.Linear(8, 2)
+
+    def forward(self, input_ids, labels):
+        logits = self.head(self.embed(input_ids).mean(1))
+        return torch.nn.functional.cross_entropy(logits, labels)
+"""
+
+
+@needs_accelerate
+def test_accelerates_prefetching_loader_names_the_failing_batchs_samples(tmp_path, monkeypatch):
+    source = SAMPLES + """
+from accelerate import Accelerator
+
+torch.manual_seed(0)
+accelerator = Accelerator(cpu=True)
+model = Model()
+loader = DataLoader(rows, batch_size=8, shuffle=True, collate_fn=collate)
+model, loader = accelerator.prepare(model, loader)
+for epoch in range(2):
+    for batch in loader:
+        loss = model(**batch)
+"""
+    error, report, _ = guard_report(tmp_path, monkeypatch, source)
+    indices = report["runtime"]["dataset"]["indices"]
+    assert indices and set(indices) <= {5, 30}, indices
+    assert error.diagnosis["values"]["dataset_indices"] == indices
+
+
+def test_a_mapping_batch_is_matched_by_memory_and_by_its_own_field(tmp_path, monkeypatch):
+    source = SAMPLES + """
+torch.manual_seed(0)
+model = Model()
+for batch in DataLoader(rows, batch_size=8, shuffle=True, collate_fn=collate):
+    loss = model(**batch)
+"""
+    _, report, _ = guard_report(tmp_path, monkeypatch, source)
+    assert set(report["runtime"]["dataset"]["indices"]) <= {5, 30}
+    assert report["runtime"]["dataset"]["indices"]
