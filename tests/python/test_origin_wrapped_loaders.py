@@ -76,3 +76,36 @@ for batch in DataLoader(rows, batch_size=8, shuffle=True, collate_fn=collate):
     _, report, _ = guard_report(tmp_path, monkeypatch, source)
     assert set(report["runtime"]["dataset"]["indices"]) <= {5, 30}
     assert report["runtime"]["dataset"]["indices"]
+
+
+def test_a_bad_value_refused_inside_the_collate_fn_names_the_sample_being_collated(tmp_path, monkeypatch):
+    # The refusal happens while the DataLoader builds the batch: no batch was yielded yet,
+    # so only the loader's own fetch on the stack knows which samples it is collating.
+    source = """
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+class Tags(Dataset):
+    def __init__(self):
+        self.tags = [[i % 4, (i + 1) % 4] for i in range(40)]
+        self.tags[17] = [1, 4]
+
+    def __len__(self):
+        return len(self.tags)
+
+    def __getitem__(self, i):
+        return {"x": torch.randn(3), "tags": torch.tensor(self.tags[i])}
+
+def collate(batch):
+    targets = torch.zeros(len(batch), 4)
+    for row, b in enumerate(batch):
+        targets[row].scatter_(0, b["tags"], 1.0)
+    return torch.stack([b["x"] for b in batch]), targets
+
+torch.manual_seed(0)
+for x, targets in DataLoader(Tags(), batch_size=8, shuffle=True, collate_fn=collate):
+    pass
+"""
+    error, report, _ = guard_report(tmp_path, monkeypatch, source)
+    assert report["runtime"]["dataset"]["indices"] == [17]
+    assert error.diagnosis["values"]["dataset_indices"] == [17]

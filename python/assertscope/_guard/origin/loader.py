@@ -179,6 +179,51 @@ def loader_site(record):
     return (loader, record.site) if record.site is not None else None
 
 
+def _is_fetch(frame):
+    code = frame.f_code
+    return code.co_name == "fetch" and code.co_filename.replace("\\", "/").endswith("torch/utils/data/_utils/fetch.py")
+
+
+def fetching(start, subject):
+    """The batch a DataLoader is building on the stack from `start` outwards (a failure
+    inside the collate_fn, in this process: `num_workers=0`), as a record of the one sample
+    whose tensors hold the subject's memory, else None. The sampler's indices and the
+    samples are the fetch's own locals, read without running anything."""
+    from . import samples
+
+    frame = start
+    while frame is not None and not _is_fetch(frame):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    fetcher, index, data = (frame.f_locals.get(name) for name in ("self", "possibly_batched_index", "data"))
+    pointer = samples.storage_of(subject)
+    if fetcher is None or not pointer or not isinstance(data, list) or not fetcher.auto_collation:
+        return None
+    index = _as_list(index)
+    if index is None or len(index) != len(data):
+        return None
+    iterator = frame.f_back.f_locals.get("self") if frame.f_back is not None else None
+    step = getattr(iterator, "_num_yielded", None)
+    sampler = getattr(iterator, "_index_sampler", None)
+    for slot, sample in enumerate(data):
+        leaves = _leaves(sample)
+        if any(samples.storage_of(ref()) == pointer for _, ref in leaves if ref() is not None):
+            record = BatchRecord(
+                fetcher.dataset,
+                [index[slot]],
+                fetcher.collate_fn,
+                step + 1 if isinstance(step, int) else None,
+                sampler,
+                leaves,
+                iterator.__dict__.get("_assertscope_loader") if iterator is not None else None,
+                iterator.__dict__.get("_assertscope_site") if iterator is not None else None,
+            )
+            record.resolve()
+            return record
+    return None
+
+
 def recent():
     """The batches yielded last, newest first, resolved; batches without int indices are
     left out."""

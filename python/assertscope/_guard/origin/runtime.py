@@ -79,7 +79,7 @@ def gather(check, call, rule, finding, location, start=None):
             found.runtime["operand"] = operand
         holds = _predicate(finding, rule.tensor)
         if holds is not None:
-            dataset(found, finding, rule.tensor, holds)
+            dataset(found, finding, rule.tensor, holds, start or sys._getframe(1))
         built = size_modules(check, call, finding, start or sys._getframe(1))
         if built:
             found.runtime["modules"] = built
@@ -114,13 +114,15 @@ def site(where):
     return {"file": facts.absolute(filename), "line": line, "function": function}
 
 
-def dataset(found, finding, subject, holds):
+def dataset(found, finding, subject, holds, start=None):
     """The `dataset`, `observed` and `live` fields, and the dataset indices in the values."""
     positions = (finding.values or {}).get("positions") or []
     if not positions and subject.dim() >= 1:
         positions = [[0]]
     every_sample = finding.cause in _EVERY_SAMPLE
-    for attempt, (record, indices, path) in enumerate(samples.candidates(subject, positions, loader.recent())):
+    building = loader.fetching(start, subject)
+    records = [building] if building is not None else loader.recent()
+    for attempt, (record, indices, path) in enumerate(samples.candidates(subject, positions, records)):
         if attempt >= 2:  # without shared memory, each candidate costs one more read
             break
         shared = path is not None
@@ -179,7 +181,7 @@ def _record_dataset(found, record, indices, levels, read, every_sample):
     if read.read:
         block["sample"] = samples.summary(read.sample)
     found.runtime["dataset"] = block
-    if record.step >= 5 and not every_sample:
+    if isinstance(record.step, int) and record.step >= 5 and not every_sample:
         found.hints.append(
             f"the first bad value came at step {record.step}"
             + (f" of {record.steps}" if record.steps else "")
