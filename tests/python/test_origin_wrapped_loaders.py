@@ -109,3 +109,48 @@ for x, targets in DataLoader(Tags(), batch_size=8, shuffle=True, collate_fn=coll
     error, report, _ = guard_report(tmp_path, monkeypatch, source)
     assert report["runtime"]["dataset"]["indices"] == [17]
     assert error.diagnosis["values"]["dataset_indices"] == [17]
+
+
+def test_positions_the_model_derives_from_the_batch_name_the_long_samples(tmp_path, monkeypatch):
+    # The refused tensor (position ids) is made inside the model: no batch holds its memory
+    # and no sample holds its values. The batch in use is the one the failing call's frames
+    # hold (the embedding's `input_ids`), not the newer one the prefetching loop fetched.
+    source = """
+import torch
+from torch.utils.data import DataLoader
+
+lengths = [5 + i % 6 for i in range(40)]
+lengths[13] = lengths[27] = 20
+rows = [torch.full((n,), 1 + i % 5) for i, n in enumerate(lengths)]
+
+def pad(batch):
+    return {"input_ids": torch.nn.utils.rnn.pad_sequence(batch, batch_first=True)}
+
+def prefetch(loader):
+    batches = iter(loader)
+    current = next(batches)
+    for following in batches:
+        yield current
+        current = following
+    yield current
+
+class Encoder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tokens = torch.nn.Embedding(32, 8)
+        self.positions = torch.nn.Embedding(16, 8)
+
+    def forward(self, input_ids):
+        mask = input_ids.ne(0).long()
+        position_ids = torch.cumsum(mask, dim=1) * mask
+        return self.tokens(input_ids) + self.positions(position_ids)
+
+torch.manual_seed(0)
+model = Encoder()
+for batch in prefetch(DataLoader(rows, batch_size=4, shuffle=True, collate_fn=pad)):
+    model(**batch)
+"""
+    error, report, _ = guard_report(tmp_path, monkeypatch, source)
+    indices = report["runtime"]["dataset"]["indices"]
+    assert indices and set(indices) <= {13, 27}, indices
+    assert error.diagnosis["values"]["dataset_indices"] == indices

@@ -120,12 +120,17 @@ def dataset(found, finding, subject, holds, start=None):
     if not positions and subject.dim() >= 1:
         positions = [[0]]
     every_sample = finding.cause in _EVERY_SAMPLE
-    building = loader.fetching(start, subject)
+    building = loader.fetching(start, subject) if start is not None else None
     records = [building] if building is not None else loader.recent()
-    for attempt, (record, indices, path) in enumerate(samples.candidates(subject, positions, records)):
+    found_batch = candidates = samples.candidates(subject, positions, records)
+    if candidates and candidates[0][2] is None and start is not None:
+        # No batch holds the subject's memory: the batch the failing frames hold, if one.
+        used = samples.in_use(records, subject, start)
+        found_batch = [c for c in candidates if c[0] is used]
+    for attempt, (record, indices, path) in enumerate(found_batch or candidates):
         if attempt >= 2:  # without shared memory, each candidate costs one more read
             break
-        shared = path is not None
+        shared = path is not None or bool(found_batch and found_batch is not candidates)
         levels = chain.unwrap(record.dataset, indices[0])
         read = reread.read(record.dataset, indices[0], holds, [obj for obj, _ in levels])
         observed, by = read.observed, None

@@ -86,7 +86,8 @@ def candidates(subject, positions, records):
     batch's tensor that does (`("labels",)`, `(1,)`), else None."""
     found = []
     shared = _holding(records, subject)
-    for record in [r for r, _ in shared] or records:
+    pool = [r for r, _ in shared] or records
+    for record in pool:
         slots = []
         for position in positions:
             slot = sample_of(subject, position, len(record.indices))
@@ -96,6 +97,51 @@ def candidates(subject, positions, records):
             path = next((p for r, p in shared if r is record), None)
             found.append((record, [record.indices[s] for s in slots][:MAX_SAMPLES], path))
     return found
+
+
+def in_use(records, subject, start, max_frames=64):
+    """The one recent batch the failing call is working on, for a subject the model derived
+    from it (position ids from `input_ids`): the innermost frame on the stack from `start`
+    whose locals hold a tensor of exactly one recent batch (by memory) names it. A prefetching
+    loop holds the next batch only in its suspended generator, never on the stack. None when
+    no frame holds one, when a frame holds several (a list of batches for accumulation), or
+    when the subject is not batch-major like that batch (leading size = its sample count)."""
+    if subject.dim() == 0:
+        return None
+    owners = {}
+    for record in records:
+        if subject.shape[0] != len(record.indices):
+            continue
+        for _, leaf in record.live_leaves():
+            pointer = storage_of(leaf)
+            if pointer:
+                owners.setdefault(pointer, set()).add(id(record))
+    if not owners:
+        return None
+    frame, seen = start, 0
+    while frame is not None and seen < max_frames:
+        held = set()
+        for value in list(frame.f_locals.values()):
+            for tensor in _tensors(value):
+                held |= owners.get(storage_of(tensor), set())
+        if len(held) == 1:
+            return next(r for r in records if id(r) in held)
+        if held:
+            return None
+        frame, seen = frame.f_back, seen + 1
+    return None
+
+
+def _tensors(value, depth=2):
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif depth and isinstance(value, (collections.abc.Mapping, list, tuple)):
+        try:
+            items = list(value.values() if isinstance(value, collections.abc.Mapping) else value)[:64]
+        except Exception:  # noqa: BLE001 - a Mapping whose values cannot be listed
+            return
+        for item in items:
+            yield from _tensors(item, depth - 1)
 
 
 def _holding(records, subject):
