@@ -154,3 +154,23 @@ for batch in prefetch(DataLoader(rows, batch_size=4, shuffle=True, collate_fn=pa
     indices = report["runtime"]["dataset"]["indices"]
     assert indices and set(indices) <= {13, 27}, indices
     assert error.diagnosis["values"]["dataset_indices"] == indices
+
+
+@needs_accelerate
+def test_a_lazy_mapping_among_the_scripts_globals_is_not_run_while_looking_for_holders(tmp_path, monkeypatch):
+    # transformers' MODEL_MAPPING is a dict whose items() imports every model class (and
+    # raises for one that this installation lacks): reading the frames' locals must not run it.
+    source = """
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from transformers import MODEL_MAPPING
+
+y = torch.arange(64) % 3
+y[41] = 3
+head = torch.nn.Linear(4, 3)
+for xb, yb in DataLoader(TensorDataset(torch.randn(64, 4), y), batch_size=8):
+    torch.nn.functional.cross_entropy(head(xb), yb)
+"""
+    error, report, _ = guard_report(tmp_path, monkeypatch, source)
+    assert report["runtime"]["dataset"]["indices"] == [41]
+    assert not [e for e in error.diagnosis["evidence"] if "could not be gathered" in e["text"]]

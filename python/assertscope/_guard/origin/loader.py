@@ -10,13 +10,13 @@ Cost: per batch, a list of indices and a few weak references; nothing per op.
 """
 
 import collections
-import collections.abc
 import weakref
 
 import torch
 
 from ... import _frames
 from .._patching import Patches
+from .facts import mapping_items
 
 RECENT = 4  # batches remembered (the failing one may surface a step later in async mode)
 
@@ -67,11 +67,9 @@ def _leaves(data, depth=0, path=()):
         return [(path, weakref.ref(data))]
     if depth >= 2:
         return []
-    if isinstance(data, collections.abc.Mapping):
-        try:
-            items = list(data.items())
-        except Exception:  # noqa: BLE001 - a Mapping whose items cannot be listed
-            return []
+    pairs = mapping_items(data)
+    if pairs is not None:
+        items = pairs
     elif isinstance(data, (list, tuple)):
         items = list(enumerate(data))
     else:

@@ -10,10 +10,11 @@ Why: "label 7 at dataset index 4213" is what the user looks up; the op that used
 Cost: error path only.
 """
 
-import collections.abc
 import math
 
 import torch
+
+from .facts import mapping_items
 
 MAX_SAMPLES = 4  # bad samples named (and re-read) per failure
 
@@ -57,9 +58,11 @@ def holding(value, predicate, depth=2):
     `predicate`."""
     if predicate(value):
         return True
-    if depth and isinstance(value, (list, tuple, dict)):
-        items = value.values() if isinstance(value, dict) else value
-        return any(holding(item, predicate, depth - 1) for item in list(items)[:64])
+    pairs = mapping_items(value) if depth else None
+    if pairs is not None:
+        return any(holding(item, predicate, depth - 1) for _, item in pairs[:64])
+    if depth and isinstance(value, (list, tuple)):
+        return any(holding(item, predicate, depth - 1) for item in list(value)[:64])
     return False
 
 
@@ -135,12 +138,10 @@ def in_use(records, subject, start, max_frames=64):
 def _tensors(value, depth=2):
     if isinstance(value, torch.Tensor):
         yield value
-    elif depth and isinstance(value, (collections.abc.Mapping, list, tuple)):
-        try:
-            items = list(value.values() if isinstance(value, collections.abc.Mapping) else value)[:64]
-        except Exception:  # noqa: BLE001 - a Mapping whose values cannot be listed
-            return
-        for item in items:
+    elif depth:
+        pairs = mapping_items(value)
+        items = [item for _, item in pairs] if pairs is not None else value if isinstance(value, (list, tuple)) else ()
+        for item in list(items)[:64]:
             yield from _tensors(item, depth - 1)
 
 
@@ -175,8 +176,9 @@ def field(sample, path):
     `batch[1]`; None when the sample has no such part."""
     for key in path:
         try:
-            if isinstance(sample, collections.abc.Mapping):
-                sample = sample[key] if key in sample else None
+            pairs = mapping_items(sample)
+            if pairs is not None:
+                sample = dict(pairs).get(key)
             elif isinstance(sample, (list, tuple)) and isinstance(key, int) and -len(sample) <= key < len(sample):
                 sample = sample[key]
             else:
