@@ -174,3 +174,24 @@ for xb, yb in DataLoader(TensorDataset(torch.randn(64, 4), y), batch_size=8):
     error, report, _ = guard_report(tmp_path, monkeypatch, source)
     assert report["runtime"]["dataset"]["indices"] == [41]
     assert not [e for e in error.diagnosis["evidence"] if "could not be gathered" in e["text"]]
+
+
+def test_a_batch_that_cannot_be_told_gives_no_index_and_says_why(tmp_path, monkeypatch):
+    # The labels are shifted after the batch is copied: no batch shares their memory, no
+    # frame holds the batch, and no sample holds the shifted value. Naming the newest
+    # batch's samples would be a guess.
+    source = """
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+y = torch.arange(64) % 3
+head = torch.nn.Linear(4, 3)
+for xb, yb in DataLoader(TensorDataset(torch.randn(64, 4), y), batch_size=8, shuffle=True):
+    xb, yb = xb.clone(), yb.clone() + 1
+    torch.nn.functional.cross_entropy(head(xb), yb)
+"""
+    error, report, _ = guard_report(tmp_path, monkeypatch, source)
+    assert "dataset" not in report["runtime"]
+    assert "dataset_indices" not in error.diagnosis["values"]
+    notes = [e["text"] for e in error.diagnosis["evidence"] if e["kind"] == "origin"]
+    assert any(n.startswith("the dataset indices are not named: no recent batch holds") for n in notes), notes

@@ -153,6 +153,11 @@ def dataset(found, finding, subject, holds, start=None):
         if reads:
             found.runtime["live"] = reads
         return
+    if candidates and not every_sample:
+        found.notes.append(
+            "the dataset indices are not named: no recent batch holds the failing tensor's memory, no frame of the "
+            "failing call holds one of their tensors, and the samples read again do not hold the bad value"
+        )
 
 
 def _own_field(sample, path):
