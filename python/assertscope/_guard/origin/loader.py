@@ -67,14 +67,22 @@ def _leaves(data, depth=0, path=()):
         return [(path, weakref.ref(data))]
     if depth >= 2:
         return []
-    pairs = mapping_items(data)
-    if pairs is not None:
-        items = pairs
-    elif isinstance(data, (list, tuple)):
-        items = list(enumerate(data))
+    if isinstance(data, (list, tuple)):
+        items = enumerate(data[:64])
+    elif type(data) is dict:
+        items = list(data.items())[:64]
     else:
-        return []
-    return [leaf for key, item in items[:64] for leaf in _leaves(item, depth + 1, (*path, key))]
+        items = mapping_items(data)
+        if items is None:
+            return []
+        items = items[:64]
+    found = []
+    for key, item in items:
+        if isinstance(item, torch.Tensor):
+            found.append(((*path, key), weakref.ref(item)))
+        elif depth < 1:
+            found += _leaves(item, depth + 1, (*path, key))
+    return found
 
 
 def _as_list(index):
