@@ -14,6 +14,7 @@ which file version).
 Cost: error path only.
 """
 
+import collections.abc
 import linecache
 import os
 
@@ -54,14 +55,26 @@ def _paths(name, value, target, depth=2):
         return
     if not depth:
         return
-    if type(value) is dict or (isinstance(value, dict) and type(value).__module__.startswith(("transformers", "collections"))):
-        items = [(f"{name}[{key!r}]", item) for key, item in list(value.items())[:64] if isinstance(key, (str, int))]
+    pairs = mapping_items(value)
+    if pairs is not None:
+        items = [(f"{name}[{key!r}]", item) for key, item in pairs[:64] if isinstance(key, (str, int))]
     elif type(value) in (list, tuple) or (isinstance(value, tuple) and hasattr(value, "_fields")):
         items = [(f"{name}[{k}]", item) for k, item in enumerate(value[:64])]
     else:
         return
     for path, item in items:
         yield from _paths(path, item, target, depth - 1)
+
+
+def mapping_items(value):
+    """The (key, value) pairs of a dict, or of a UserDict's dict (transformers'
+    BatchEncoding), read from the dict's own storage: a subclass's `items()` or
+    `__getitem__` is never run (transformers' model mappings import a module per key, and
+    may raise). None for anything else."""
+    if isinstance(value, dict):
+        return list(dict.items(value))
+    data = vars(value).get("data") if hasattr(value, "__dict__") and isinstance(value, collections.abc.Mapping) else None
+    return list(dict.items(data)) if isinstance(data, dict) else None
 
 
 def holders(frame, target):

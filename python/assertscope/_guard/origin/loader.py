@@ -16,6 +16,7 @@ import torch
 
 from ... import _frames
 from .._patching import Patches
+from .facts import mapping_items
 
 RECENT = 4  # batches remembered (the failing one may surface a step later in async mode)
 
@@ -53,21 +54,35 @@ class BatchRecord:
             self.steps = None
 
     def live_leaves(self):
-        return [t for t in (ref() for ref in self.leaves) if t is not None]
+        """[(path, tensor)] of the batch's tensors still alive."""
+        return [(path, t) for path, t in ((path, ref()) for path, ref in self.leaves) if t is not None]
 
 
-def _leaves(data, depth=0):
+def _leaves(data, depth=0, path=()):
+    """[(path, weak reference)] of the tensors a batch holds: `path` is the keys and
+    positions that reach one (`("labels",)`, `(1,)`). Any Mapping counts, not dict alone:
+    transformers' BatchEncoding, the batch of its collators and of most HF pipelines, is a
+    UserDict."""
     if isinstance(data, torch.Tensor):
-        return [weakref.ref(data)]
+        return [(path, weakref.ref(data))]
     if depth >= 2:
         return []
-    if isinstance(data, dict):
-        items = data.values()
-    elif isinstance(data, (list, tuple)):
-        items = data
+    if isinstance(data, (list, tuple)):
+        items = enumerate(data[:64])
+    elif type(data) is dict:
+        items = list(data.items())[:64]
     else:
-        return []
-    return [ref for item in items for ref in _leaves(item, depth + 1)]
+        items = mapping_items(data)
+        if items is None:
+            return []
+        items = items[:64]
+    found = []
+    for key, item in items:
+        if isinstance(item, torch.Tensor):
+            found.append(((*path, key), weakref.ref(item)))
+        elif depth < 1:
+            found += _leaves(item, depth + 1, (*path, key))
+    return found
 
 
 def _as_list(index):
@@ -168,6 +183,51 @@ def loader_site(record):
     came from, when its construction was seen."""
     loader = record.loader() if record.loader is not None else None
     return (loader, record.site) if record.site is not None else None
+
+
+def _is_fetch(frame):
+    code = frame.f_code
+    return code.co_name == "fetch" and code.co_filename.replace("\\", "/").endswith("torch/utils/data/_utils/fetch.py")
+
+
+def fetching(start, subject):
+    """The batch a DataLoader is building on the stack from `start` outwards (a failure
+    inside the collate_fn, in this process: `num_workers=0`), as a record of the one sample
+    whose tensors hold the subject's memory, else None. The sampler's indices and the
+    samples are the fetch's own locals, read without running anything."""
+    from . import samples
+
+    frame = start
+    while frame is not None and not _is_fetch(frame):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    fetcher, index, data = (frame.f_locals.get(name) for name in ("self", "possibly_batched_index", "data"))
+    pointer = samples.storage_of(subject)
+    if fetcher is None or not pointer or not isinstance(data, list) or not fetcher.auto_collation:
+        return None
+    index = _as_list(index)
+    if index is None or len(index) != len(data):
+        return None
+    iterator = frame.f_back.f_locals.get("self") if frame.f_back is not None else None
+    step = getattr(iterator, "_num_yielded", None)
+    sampler = getattr(iterator, "_index_sampler", None)
+    for slot, sample in enumerate(data):
+        leaves = _leaves(sample)
+        if any(samples.storage_of(ref()) == pointer for _, ref in leaves if ref() is not None):
+            record = BatchRecord(
+                fetcher.dataset,
+                [index[slot]],
+                fetcher.collate_fn,
+                step + 1 if isinstance(step, int) else None,
+                sampler,
+                leaves,
+                iterator.__dict__.get("_assertscope_loader") if iterator is not None else None,
+                iterator.__dict__.get("_assertscope_site") if iterator is not None else None,
+            )
+            record.resolve()
+            return record
+    return None
 
 
 def recent():

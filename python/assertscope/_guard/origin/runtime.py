@@ -79,7 +79,7 @@ def gather(check, call, rule, finding, location, start=None):
             found.runtime["operand"] = operand
         holds = _predicate(finding, rule.tensor)
         if holds is not None:
-            dataset(found, finding, rule.tensor, holds)
+            dataset(found, finding, rule.tensor, holds, start or sys._getframe(1))
         built = size_modules(check, call, finding, start or sys._getframe(1))
         if built:
             found.runtime["modules"] = built
@@ -114,19 +114,27 @@ def site(where):
     return {"file": facts.absolute(filename), "line": line, "function": function}
 
 
-def dataset(found, finding, subject, holds):
+def dataset(found, finding, subject, holds, start=None):
     """The `dataset`, `observed` and `live` fields, and the dataset indices in the values."""
     positions = (finding.values or {}).get("positions") or []
     if not positions and subject.dim() >= 1:
         positions = [[0]]
     every_sample = finding.cause in _EVERY_SAMPLE
-    for attempt, (record, indices, shared) in enumerate(samples.candidates(subject, positions, loader.recent())):
+    building = loader.fetching(start, subject) if start is not None else None
+    records = [building] if building is not None else loader.recent()
+    found_batch = candidates = samples.candidates(subject, positions, records)
+    if candidates and candidates[0][2] is None and start is not None:
+        # No batch holds the subject's memory: the batch the failing frames hold, if one.
+        used = samples.in_use(records, subject, start)
+        found_batch = [c for c in candidates if c[0] is used]
+    for attempt, (record, indices, path) in enumerate(found_batch or candidates):
         if attempt >= 2:  # without shared memory, each candidate costs one more read
             break
+        shared = path is not None or bool(found_batch and found_batch is not candidates)
         levels = chain.unwrap(record.dataset, indices[0])
         read = reread.read(record.dataset, indices[0], holds, [obj for obj, _ in levels])
         observed, by = read.observed, None
-        if read.read and samples.holding(read.sample, lambda v: holds(v) is not None):
+        if read.read and samples.holding(_own_field(read.sample, path), lambda v: holds(v) is not None):
             by = "dataset"
         elif read.read and _is_user(record.collate_fn):
             batch, collated, note = reread.collate(record.collate_fn, read.sample, holds)
@@ -145,6 +153,21 @@ def dataset(found, finding, subject, holds):
         if reads:
             found.runtime["live"] = reads
         return
+    if candidates and not every_sample:
+        found.notes.append(
+            "the dataset indices are not named: no recent batch holds the failing tensor's memory, no frame of the "
+            "failing call holds one of their tensors, and the samples read again do not hold the bad value"
+        )
+
+
+def _own_field(sample, path):
+    """The part of a re-read sample to look for the bad value in: the field the failing
+    tensor came from when the batch is known and the sample has it (a label of 2 is not
+    confirmed by a token id of 2), else the whole sample."""
+    if not path:
+        return sample
+    part = samples.field(sample, path)
+    return sample if part is None else part
 
 
 def _record_dataset(found, record, indices, levels, read, every_sample):
@@ -168,7 +191,7 @@ def _record_dataset(found, record, indices, levels, read, every_sample):
     if read.read:
         block["sample"] = samples.summary(read.sample)
     found.runtime["dataset"] = block
-    if record.step >= 5 and not every_sample:
+    if isinstance(record.step, int) and record.step >= 5 and not every_sample:
         found.hints.append(
             f"the first bad value came at step {record.step}"
             + (f" of {record.steps}" if record.steps else "")

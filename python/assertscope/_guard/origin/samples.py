@@ -14,6 +14,8 @@ import math
 
 import torch
 
+from .facts import mapping_items
+
 MAX_SAMPLES = 4  # bad samples named (and re-read) per failure
 
 
@@ -56,9 +58,11 @@ def holding(value, predicate, depth=2):
     `predicate`."""
     if predicate(value):
         return True
-    if depth and isinstance(value, (list, tuple, dict)):
-        items = value.values() if isinstance(value, dict) else value
-        return any(holding(item, predicate, depth - 1) for item in list(items)[:64])
+    pairs = mapping_items(value) if depth else None
+    if pairs is not None:
+        return any(holding(item, predicate, depth - 1) for _, item in pairs[:64])
+    if depth and isinstance(value, (list, tuple)):
+        return any(holding(item, predicate, depth - 1) for item in list(value)[:64])
     return False
 
 
@@ -78,44 +82,112 @@ def sample_of(subject, position, batch_size):
 
 
 def candidates(subject, positions, records):
-    """[(record, indices, shares memory)] of the recent batches the bad entries can come
-    from, most likely first: the batches holding the subject's memory, else every recent one.
-    `indices` are the bad samples' dataset indices in that batch (at most MAX_SAMPLES)."""
+    """[(record, indices, path)] of the recent batches the bad entries can come from, most
+    likely first: the batches holding the subject's memory, else every recent one.
+    `indices` are the bad samples' dataset indices in that batch (at most MAX_SAMPLES);
+    `path` is, for a batch holding the subject's memory, the keys and positions of the
+    batch's tensor that does (`("labels",)`, `(1,)`), else None."""
     found = []
     shared = _holding(records, subject)
-    for record in shared or records:
+    pool = [r for r, _ in shared] or records
+    for record in pool:
         slots = []
         for position in positions:
             slot = sample_of(subject, position, len(record.indices))
             if slot is not None and slot < len(record.indices) and slot not in slots:
                 slots.append(slot)
         if slots:
-            found.append((record, [record.indices[s] for s in slots][:MAX_SAMPLES], bool(shared)))
+            path = next((p for r, p in shared if r is record), None)
+            found.append((record, [record.indices[s] for s in slots][:MAX_SAMPLES], path))
     return found
 
 
+def in_use(records, subject, start, max_frames=64):
+    """The one recent batch the failing call is working on, for a subject the model derived
+    from it (position ids from `input_ids`): the innermost frame on the stack from `start`
+    whose locals hold a tensor of exactly one recent batch (by memory) names it. A prefetching
+    loop holds the next batch only in its suspended generator, never on the stack. None when
+    no frame holds one, when a frame holds several (a list of batches for accumulation), or
+    when the subject is not batch-major like that batch (leading size = its sample count)."""
+    if subject.dim() == 0:
+        return None
+    owners = {}
+    for record in records:
+        if subject.shape[0] != len(record.indices):
+            continue
+        for _, leaf in record.live_leaves():
+            pointer = storage_of(leaf)
+            if pointer:
+                owners.setdefault(pointer, set()).add(id(record))
+    if not owners:
+        return None
+    frame, seen = start, 0
+    while frame is not None and seen < max_frames:
+        held = set()
+        for value in list(frame.f_locals.values()):
+            for tensor in _tensors(value):
+                held |= owners.get(storage_of(tensor), set())
+        if len(held) == 1:
+            return next(r for r in records if id(r) in held)
+        if held:
+            return None
+        frame, seen = frame.f_back, seen + 1
+    return None
+
+
+def _tensors(value, depth=2):
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif depth:
+        pairs = mapping_items(value)
+        items = [item for _, item in pairs] if pairs is not None else value if isinstance(value, (list, tuple)) else ()
+        for item in list(items)[:64]:
+            yield from _tensors(item, depth - 1)
+
+
 def _holding(records, subject):
-    """The batches that hold the subject's memory (the tensor itself or a view of it). A
-    loader that prefetches, as accelerate's DataLoaderShard under the Hugging Face Trainer or
-    Lightning's fetcher, has already yielded the next batch when this one fails: the newest
-    batch is then not the failing one, and memory tells them apart."""
-    try:
-        pointer = subject.untyped_storage().data_ptr()
-    except Exception:  # noqa: BLE001 - a tensor without storage (meta, fake)
-        return []
+    """[(record, path)] of the batches that hold the subject's memory (the tensor itself or
+    a view of it), with the path of the tensor that does. A loader that prefetches, as
+    accelerate's DataLoaderShard under the Hugging Face Trainer or Lightning's fetcher, has
+    already yielded the next batch when this one fails: the newest batch is then not the
+    failing one, and memory tells them apart."""
+    pointer = storage_of(subject)
     if not pointer:
         return []
+    found = []
+    for record in records:
+        path = next((path for path, leaf in record.live_leaves() if storage_of(leaf) == pointer), None)
+        if path is not None:
+            found.append((record, path))
+    return found
 
-    def holds(record):
-        for leaf in record.live_leaves():
-            try:
-                if leaf.untyped_storage().data_ptr() == pointer:
-                    return True
-            except Exception:  # noqa: BLE001
-                continue
-        return False
 
-    return [record for record in records if holds(record)]
+def storage_of(tensor):
+    """The address of a tensor's storage, or None (meta, fake, no storage)."""
+    try:
+        return tensor.untyped_storage().data_ptr() or None
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def field(sample, path):
+    """The part of one sample that the default collate (and collators that keep keys) puts
+    at `path` of the batch: `sample["labels"]` for `batch["labels"]`, `sample[1]` for
+    `batch[1]`; None when the sample has no such part."""
+    for key in path:
+        try:
+            pairs = mapping_items(sample)
+            if pairs is not None:
+                sample = dict(pairs).get(key)
+            elif isinstance(sample, (list, tuple)) and isinstance(key, int) and -len(sample) <= key < len(sample):
+                sample = sample[key]
+            else:
+                return None
+        except Exception:  # noqa: BLE001 - a sample type whose reads we cannot trust
+            return None
+        if sample is None:
+            return None
+    return sample
 
 
 def summary(sample, depth=2):
