@@ -167,7 +167,9 @@ class ClassTargetCheck(Check):
             f"{interval(self.low, classes)} ({where}): {suffix}"
         )
         hint = class_hint(facts, classes, ignore, self.op, self.has_ignore_index)
-        return Finding(self.cause, found, facts, tensors, hint)
+        # The logits matter here only by their class count, which `found` states: the
+        # target, which holds the refused values, is the one tensor summarised.
+        return Finding(self.cause, found, facts, tensors[:1], hint)
 
 
     @staticmethod
