@@ -102,17 +102,19 @@ def short_list(values, shown=8):
 
 
 def parse_args(argv=None):
+    # The flags are those the binary passes (src/contract.rs `scan_flag`), each read by its name.
+    flag = _contract.SCAN_FLAGS
     ap = argparse.ArgumentParser(prog="python -m assertscope.scan", description=__doc__.splitlines()[0])
     ap.add_argument("target", help="path/to/file.py:name or package.module:name")
-    ap.add_argument("--out", required=True, help="where to write the facts (JSON)")
-    ap.add_argument("--plan", type=json.loads, default={}, help="per role (labels, tokens, inputs), the bounds (JSON)")
-    ap.add_argument("--label-key", help="dict key or tuple position of the labels")
-    ap.add_argument("--input-key", help="dict key or tuple position of the inputs")
-    ap.add_argument("--batch-size", type=int, default=64, help="for a Dataset target")
-    ap.add_argument("--num-workers", type=int, default=0, help="for a Dataset target")
-    ap.add_argument("--max-batches", type=int)
-    ap.add_argument("--model", help="module:name of the model (or a function returning it), to know if it uses BatchNorm")
-    ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument(flag["out"], dest="out", required=True, help="where to write the facts (JSON)")
+    ap.add_argument(flag["plan"], dest="plan", type=json.loads, default={}, help="per role (labels, tokens, inputs), the bounds (JSON)")
+    ap.add_argument(flag["label_key"], dest="label_key", help="dict key or tuple position of the labels")
+    ap.add_argument(flag["input_key"], dest="input_key", help="dict key or tuple position of the inputs")
+    ap.add_argument(flag["batch_size"], dest="batch_size", type=int, default=64, help="for a Dataset target")
+    ap.add_argument(flag["num_workers"], dest="num_workers", type=int, default=0, help="for a Dataset target")
+    ap.add_argument(flag["max_batches"], dest="max_batches", type=int)
+    ap.add_argument(flag["model"], dest="model", help="module:name of the model (or a function returning it), to know if it uses BatchNorm")
+    ap.add_argument(flag["no_progress"], dest="no_progress", action="store_true")
     return ap.parse_args(argv)
 
 
