@@ -52,6 +52,105 @@ pub const WORLD_SIZE_VARIABLES: [&str; 4] =
 /// decided in Python).
 pub const SCAN_RESULT_VERSION: u64 = 3;
 
+/// The `schema` of a report the guard writes into [`env::REPORT_DIR`].
+pub use crate::guard_report::SCHEMA as GUARD_REPORT_SCHEMA;
+/// The `schema` of a diagnosis (`explain --json`, `check --json`, the guard's `diagnosis`).
+pub use crate::report::SCHEMA as DIAGNOSIS_SCHEMA;
+
+/// The command line of `python -m assertscope.scan`, which `assertscope scan` runs.
+pub mod scan_flag {
+    /// Where the facts go (a file: stdout belongs to the user's code).
+    pub const OUT: &str = "--out";
+    /// The bounds of each role, as JSON (`check::scan_facts::ScanPlan`).
+    pub const PLAN: &str = "--plan";
+    pub const LABEL_KEY: &str = "--label-key";
+    pub const INPUT_KEY: &str = "--input-key";
+    pub const BATCH_SIZE: &str = "--batch-size";
+    pub const NUM_WORKERS: &str = "--num-workers";
+    pub const MAX_BATCHES: &str = "--max-batches";
+    pub const MODEL: &str = "--model";
+    pub const NO_PROGRESS: &str = "--no-progress";
+}
+
+/// Each flag of [`scan_flag`] under the name the Python side reads its value by.
+pub const SCAN_FLAGS: [(&str, &str); 9] = [
+    ("out", scan_flag::OUT),
+    ("plan", scan_flag::PLAN),
+    ("label_key", scan_flag::LABEL_KEY),
+    ("input_key", scan_flag::INPUT_KEY),
+    ("batch_size", scan_flag::BATCH_SIZE),
+    ("num_workers", scan_flag::NUM_WORKERS),
+    ("max_batches", scan_flag::MAX_BATCHES),
+    ("model", scan_flag::MODEL),
+    ("no_progress", scan_flag::NO_PROGRESS),
+];
+
+/// The fields of the facts document `python -m assertscope.scan` writes
+/// (`check::scan_facts::ScanFacts`; `tests/contract.rs` checks that struct against it).
+pub const SCAN_FACTS_FIELDS: [&str; 10] = [
+    "version",
+    "target",
+    "kind",
+    "batch_size",
+    "num_workers",
+    "indices",
+    "batches",
+    "fields",
+    "structure",
+    "error",
+];
+
+/// `python/assertscope/_contract_values.py`: the values above as the Python package reads
+/// them. `tests/contract.rs` checks the file byte for byte; `ASSERTSCOPE_BLESS=1 cargo test
+/// --test contract` writes it.
+pub fn python_values() -> String {
+    fn text(value: &str) -> String {
+        serde_json::to_string(value).expect("a string serialises")
+    }
+    fn tuple(values: &[&str]) -> String {
+        let items: Vec<String> = values.iter().map(|v| text(v)).collect();
+        // A tuple of one needs its comma.
+        let comma = if items.len() == 1 { "," } else { "" };
+        format!("({}{comma})", items.join(", "))
+    }
+    let flags: Vec<String> =
+        SCAN_FLAGS.iter().map(|(name, flag)| format!("    {}: {},\n", text(name), text(flag))).collect();
+    let lines = [
+        ("REPORT_DIR_ENV", text(env::REPORT_DIR)),
+        ("GUARD_ENV", text(env::GUARD)),
+        ("GUARD_MODE_ENV", text(env::GUARD_MODE)),
+        ("CPU_ENV", text(env::CPU)),
+        ("TMPDIR_ENV", text(env::TMPDIR)),
+        ("RUN_ID_ENV", text(env::RUN_ID)),
+        ("BIN_ENV", text(env::BIN)),
+        ("RAY_RUNTIME_ENV_ENV", text(env::RAY_RUNTIME_ENV)),
+        ("RAY_HOOK_ENV", text(env::RAY_HOOK)),
+        ("RAY_RUN_ID_SUFFIX", text(RAY_RUN_ID_SUFFIX)),
+        ("RAY_RUNTIME_ENV_HOOK", text(RAY_RUNTIME_ENV_HOOK)),
+        ("GUARD_MODES", tuple(&GUARD_MODES)),
+        ("RANK_VARIABLES", tuple(&RANK_VARIABLES)),
+        ("LOCAL_RANK_VARIABLES", tuple(&LOCAL_RANK_VARIABLES)),
+        ("WORLD_SIZE_VARIABLES", tuple(&WORLD_SIZE_VARIABLES)),
+        ("DIAGNOSIS_SCHEMA", text(DIAGNOSIS_SCHEMA)),
+        ("GUARD_REPORT_SCHEMA", text(GUARD_REPORT_SCHEMA)),
+        ("GUARD_ERROR_TYPE", text(guard_text::GUARD_ERROR_TYPE)),
+        ("FOUND_NOTE", text(guard_text::FOUND_NOTE)),
+        ("REPORTED_BY_RUN", text(guard_text::REPORTED_BY_RUN)),
+        ("SCAN_RESULT_VERSION", SCAN_RESULT_VERSION.to_string()),
+        ("SCAN_FACTS_FIELDS", tuple(&SCAN_FACTS_FIELDS)),
+        ("SCAN_FLAGS", format!("{{\n{}}}", flags.concat())),
+    ];
+    let mut out = String::from(
+        "\"\"\"What the package and the assertscope binary must agree on, written from src/contract.rs by\n\
+         `ASSERTSCOPE_BLESS=1 cargo test --test contract` (which fails while this file differs):\n\
+         do not edit it by hand. _contract.py gives these to the package.\"\"\"\n\n",
+    );
+    for (name, value) in lines {
+        out.push_str(&format!("{name} = {value}\n"));
+    }
+    out
+}
+
 /// The first of `names` set to a non-negative integer.
 pub fn env_number(names: &[&str]) -> Option<u32> {
     names.iter().find_map(|name| number(&std::env::var(name).ok()?))

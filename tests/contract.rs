@@ -176,3 +176,70 @@ fn a_found_note_states_the_values_it_was_written_from() {
         }
     }
 }
+
+/// The Python copy of the values (`_contract_values.py`) is the one `contract::python_values`
+/// writes, byte for byte: a value changed on one side alone fails here.
+#[test]
+fn the_python_values_are_written_from_the_rust_ones() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("python/assertscope/_contract_values.py");
+    let expected = contract::python_values();
+    if std::env::var_os("ASSERTSCOPE_BLESS").is_some_and(|v| v == "1") {
+        std::fs::write(&path, &expected).unwrap();
+    }
+    let found = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        found == expected,
+        "{} differs from src/contract.rs; write it with `ASSERTSCOPE_BLESS=1 cargo test --test contract`\n--- found\n{found}\n--- expected\n{expected}",
+        path.display()
+    );
+}
+
+/// The fields a serde struct reads, as serde hands them to `deserialize_struct`.
+fn struct_fields<T: serde::de::DeserializeOwned>() -> &'static [&'static str] {
+    use serde::de::Visitor;
+
+    #[derive(Debug)]
+    struct Fields(&'static [&'static str]);
+    impl std::fmt::Display for Fields {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "{:?}", self.0)
+        }
+    }
+    impl std::error::Error for Fields {}
+    impl serde::de::Error for Fields {
+        fn custom<T: std::fmt::Display>(_: T) -> Self {
+            Fields(&[])
+        }
+    }
+    struct FieldNames;
+    impl<'de> serde::Deserializer<'de> for FieldNames {
+        type Error = Fields;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Fields> {
+            Err(Fields(&[]))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Fields> {
+            Err(Fields(fields))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+            option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
+        }
+    }
+    T::deserialize(FieldNames).err().map_or(&[], |Fields(fields)| fields)
+}
+
+/// The binary's reader of the scan's facts reads the fields of the contract, which the Python
+/// side writes (tests/python/test_scan.py checks a real scan's document against the same list).
+#[test]
+fn the_scan_facts_reader_reads_the_fields_of_the_contract() {
+    let mut read = struct_fields::<assertscope::check::scan_facts::ScanFacts>().to_vec();
+    let mut agreed = contract::SCAN_FACTS_FIELDS.to_vec();
+    read.sort_unstable();
+    agreed.sort_unstable();
+    assert_eq!(read, agreed);
+}

@@ -362,3 +362,33 @@ fn the_reader_sees_a_circle_through_a_parent_and_through_braces() {
     let edges = super_edges(&dir.path().join("lib.rs"));
     assert_eq!(circles(&edges), vec![vec![path(&["run", "feed"]), path(&["run", "output"])]]);
 }
+
+// --- Python ---------------------------------------------------------------------------
+// The package's modules, function-level imports included: the reader is
+// tests/python/test_import_circles.py (Python's own `ast`, every import anywhere in a file,
+// relative imports resolved), run here so that this test covers both languages.
+
+fn python_circle_check(call: &str) {
+    let python = std::env::var_os("ASSERTSCOPE_TEST_PYTHON").unwrap_or_else(|| "python3".into());
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python");
+    let code = format!(
+        "import pathlib, sys, tempfile\nsys.path.insert(0, {:?})\nimport test_import_circles as circles\nwith tempfile.TemporaryDirectory() as scratch:\n    circles.{call}\n",
+        tests.to_str().expect("a UTF-8 path")
+    );
+    let out = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(code)
+        .output()
+        .unwrap_or_else(|e| panic!("this test needs a Python 3 ({}): {e}", python.to_string_lossy()));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn the_python_package_has_no_import_circle() {
+    python_circle_check("test_the_package_has_no_import_circle()");
+}
+
+#[test]
+fn the_python_reader_sees_a_circle_through_a_function_level_import() {
+    python_circle_check("test_a_circle_through_a_function_level_import_is_seen(pathlib.Path(scratch))");
+}

@@ -1,37 +1,39 @@
 """What the package and the assertscope binary must agree on, as the binary defines it in
-src/contract.rs (its tests/contract.rs checks this copy value by value and rule by rule)."""
+src/contract.rs: the values come from _contract_values.py, which tests/contract.rs checks byte
+for byte against src/contract.rs; the rules here it checks rule by rule."""
 
 import os
 
-# Environment variables the binary sets for the processes it starts.
-REPORT_DIR_ENV = "ASSERTSCOPE_REPORT_DIR"
-GUARD_ENV = "ASSERTSCOPE_GUARD"
-GUARD_MODE_ENV = "ASSERTSCOPE_GUARD_MODE"
-CPU_ENV = "ASSERTSCOPE_CPU"
-TMPDIR_ENV = "ASSERTSCOPE_TMPDIR"
-RUN_ID_ENV = "ASSERTSCOPE_RUN_ID"
-# The assertscope binary itself: the guard calls its `origin` command on the error path.
-BIN_ENV = "ASSERTSCOPE_BIN"
-RAY_RUNTIME_ENV_ENV = "RAY_RUNTIME_ENV_HOOK"
-RAY_HOOK_ENV = "ASSERTSCOPE_RAY_HOOK"
-
-# Added to the run id of Ray workers' reports: Ray ends or retries a job whose worker failed,
-# so `run` reads their reports but never stops the job for them.
-RAY_RUN_ID_SUFFIX = ".ray"
-
-# The function RAY_RUNTIME_ENV_HOOK names (assertscope.ray).
-RAY_RUNTIME_ENV_HOOK = "assertscope.ray.runtime_env_hook"
-
-# The guard's modes; the first is the default.
-GUARD_MODES = ("auto", "sync", "async")
-
-# Launcher variables, in order of preference: torchrun / accelerate, Slurm, Open MPI, MPICH.
-RANK_VARIABLES = ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK")
-LOCAL_RANK_VARIABLES = ("LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID")
-WORLD_SIZE_VARIABLES = ("WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE")
-
-# The version of the facts document `python -m assertscope.scan` writes.
-SCAN_RESULT_VERSION = 3
+# The values, written from src/contract.rs (see _contract_values.py): environment variables
+# the binary sets for the processes it starts, the Ray hook, the guard's modes (the first is
+# the default), launcher variables in order of preference (torchrun / accelerate, Slurm,
+# Open MPI, MPICH), the schemas of a diagnosis and of a guard report, and the facts document
+# and command line of `python -m assertscope.scan`.
+from ._contract_values import (  # noqa: F401
+    BIN_ENV,
+    CPU_ENV,
+    DIAGNOSIS_SCHEMA,
+    FOUND_NOTE,
+    GUARD_ENV,
+    GUARD_ERROR_TYPE,
+    GUARD_MODE_ENV,
+    GUARD_MODES,
+    GUARD_REPORT_SCHEMA,
+    LOCAL_RANK_VARIABLES,
+    RANK_VARIABLES,
+    RAY_HOOK_ENV,
+    RAY_RUN_ID_SUFFIX,
+    RAY_RUNTIME_ENV_ENV,
+    RAY_RUNTIME_ENV_HOOK,
+    REPORT_DIR_ENV,
+    REPORTED_BY_RUN,
+    RUN_ID_ENV,
+    SCAN_FACTS_FIELDS,
+    SCAN_FLAGS,
+    SCAN_RESULT_VERSION,
+    TMPDIR_ENV,
+    WORLD_SIZE_VARIABLES,
+)
 
 
 def env_number(names):
@@ -80,11 +82,6 @@ def file_name_host(name):
 # REPORTED_BY_RUN. The `= found:` note starts with count_phrase(), then interval(), then the
 # sizes it was judged by (`name = value`, in brackets), then positions_text(); a shape is
 # stated as `name of shape [a, b]`, and each tensor line starts with `tensor[a, b]`.
-
-GUARD_ERROR_TYPE = "assertscope.GuardError"
-FOUND_NOTE = "found"
-REPORTED_BY_RUN = "(assertscope run reports it when the command ends)"
-
 
 def headline(cause, title):
     return f"error[{cause}]: {title}"

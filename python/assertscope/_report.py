@@ -18,7 +18,7 @@ import time
 
 from . import _contract
 
-SCHEMA = "assertscope.guard-report/1"
+SCHEMA = _contract.GUARD_REPORT_SCHEMA
 REPORT_DIR_ENV = _contract.REPORT_DIR_ENV
 RUN_ID_ENV = _contract.RUN_ID_ENV
 

@@ -6,7 +6,7 @@ from . import _contract, _human, _render, kb
 
 __all__ = ["GuardError", "GuardIndexError", "GuardTypeError", "GuardValueError", "error_class", "Finding", "DIAGNOSIS_SCHEMA"]
 
-DIAGNOSIS_SCHEMA = "assertscope.diagnosis/1"
+DIAGNOSIS_SCHEMA = _contract.DIAGNOSIS_SCHEMA
 
 
 class Finding:

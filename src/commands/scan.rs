@@ -9,6 +9,7 @@
 
 use crate::check::scan_facts::{self, ScanFacts, ScanPlan};
 use crate::check::scan_report::{human, report, Summary};
+use crate::contract::scan_flag;
 use crate::diagnostic::Severity;
 use crate::exit;
 use crate::pyembed::Materialized;
@@ -103,15 +104,15 @@ fn gather(args: &ScanArgs, plan: &ScanPlan) -> anyhow::Result<Gathered> {
     let package = Materialized::create()?;
     let out = package.path().join("scan-facts.json");
     let mut cmd = Command::new(&args.python);
-    cmd.arg("-m").arg("assertscope.scan").arg(&args.target).arg("--out").arg(&out);
-    cmd.arg("--plan").arg(plan.to_json().to_string());
+    cmd.arg("-m").arg("assertscope.scan").arg(&args.target).arg(scan_flag::OUT).arg(&out);
+    cmd.arg(scan_flag::PLAN).arg(plan.to_json().to_string());
     let optional = [
-        ("--label-key", args.label_key.clone()),
-        ("--input-key", args.input_key.clone()),
-        ("--batch-size", Some(args.batch_size.to_string())),
-        ("--num-workers", Some(args.num_workers.to_string())),
-        ("--max-batches", args.max_batches.map(|v| v.to_string())),
-        ("--model", args.model.clone()),
+        (scan_flag::LABEL_KEY, args.label_key.clone()),
+        (scan_flag::INPUT_KEY, args.input_key.clone()),
+        (scan_flag::BATCH_SIZE, Some(args.batch_size.to_string())),
+        (scan_flag::NUM_WORKERS, Some(args.num_workers.to_string())),
+        (scan_flag::MAX_BATCHES, args.max_batches.map(|v| v.to_string())),
+        (scan_flag::MODEL, args.model.clone()),
     ];
     for (flag, value) in optional {
         if let Some(v) = value {
@@ -119,7 +120,7 @@ fn gather(args: &ScanArgs, plan: &ScanPlan) -> anyhow::Result<Gathered> {
         }
     }
     if args.no_progress {
-        cmd.arg("--no-progress");
+        cmd.arg(scan_flag::NO_PROGRESS);
     }
     cmd.env("PYTHONPATH", package.pythonpath());
     // The user's prints go to our stderr, so our stdout holds only the report.

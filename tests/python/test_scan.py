@@ -210,3 +210,26 @@ def test_the_items_of_a_batch_are_described(module):
         {"name": "batch['cls']", "type": "list", "len": 2,
          "first": {"name": "batch['cls'][0]", "type": "tensor", "dtype": "int64", "shape": [3]}},
     ]
+
+
+def test_the_document_has_the_fields_of_the_contract(module):
+    """The binary reads these fields (src/contract.rs SCAN_FACTS_FIELDS, which tests/contract.rs
+    checks against its reader): a scan writes each of them and no other."""
+    from assertscope import _contract
+
+    assert sorted(run(module, "shuffled")) == sorted(_contract.SCAN_FACTS_FIELDS)
+
+
+def test_every_flag_of_the_contract_is_read_by_its_name(module):
+    """Each flag the binary passes (src/contract.rs `scan_flag`) sets the value of its name."""
+    from assertscope import _contract
+
+    values = {"out": "facts.json", "plan": "{}", "label_key": "y", "input_key": "x", "batch_size": "3",
+              "num_workers": "1", "max_batches": "2", "model": "m.py:net"}
+    argv = ["data.py:loader"]
+    for name, flag in _contract.SCAN_FLAGS.items():
+        argv += [flag] if name == "no_progress" else [flag, values[name]]
+    args = vars(scan.parse_args(argv))
+    assert set(args) == {"target", *_contract.SCAN_FLAGS}
+    assert args["no_progress"] is True and args["plan"] == {} and args["batch_size"] == 3
+    assert all(str(args[name]) == value for name, value in values.items() if name != "plan")
