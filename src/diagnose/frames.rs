@@ -47,7 +47,8 @@ pub fn origin(path: &str) -> Origin {
 /// PyTorch raises inside a guard wrapper passes through these frames; they are never the
 /// user's line.
 fn is_assertscope(lower: &str) -> bool {
-    const OWN: &[&str] = &["/assertscope/_guard/", "/assertscope/_inject/"];
+    const OWN: &[&str] =
+        &["/assertscope/_guard/", "/assertscope/_inject/", "/assertscope/_cpu/", "/assertscope/_scan/"];
     const MODULES: &[&str] =
         &["cpu.py", "scan.py", "errors.py", "_frames.py", "_summary.py", "_report.py", "_probe.py", "kb.py"];
     if OWN.iter().any(|d| lower.contains(d)) {
