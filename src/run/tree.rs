@@ -94,7 +94,8 @@ mod tests {
         let mut found = Vec::new();
         while std::time::Instant::now() < deadline {
             found = members().into_iter().filter(|m| m.parent == pid).collect::<Vec<_>>();
-            if !found.is_empty() {
+            // Between the shell's fork and the child's exec the child is still the shell.
+            if found.len() == 1 && program_name(found[0].pid).as_deref() == Some("sleep") {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
