@@ -83,11 +83,7 @@ fn built_in_library<'a>(
     }
     let text = made::text_of(m.file.text(), &Expr::Call(call.clone()));
     let what = query.argument.as_deref().or(size_argument(&query.class).map(|k| k.0)).unwrap_or("size");
-    let sizes = match (query.size, query.need) {
-        (Some(s), Some(n)) => format!(": {what} = {s}, the data needs {n}"),
-        (Some(s), None) => format!(": {what} = {s}"),
-        _ => String::new(),
-    };
+    let sizes = sizes_clause(what, query.size, query.need);
     let note = format!("`{text}` built the `{}` inside the library{sizes}", query.class);
     let draft = walker.draft(m, call.start(), Role::Sized, note);
     if let Some((field, value)) =
@@ -102,6 +98,16 @@ fn built_in_library<'a>(
         format!("its {what} is set inside the library (a default, or a configuration it read); not followed further"),
     );
     Some(Outcome::End(vec![draft], end))
+}
+
+/// `: out_features = 5, the data needs 6`, the sizes a construction step states (empty
+/// when the runtime saw none).
+fn sizes_clause(what: &str, size: Option<i64>, need: Option<i64>) -> String {
+    match (size, need) {
+        (Some(s), Some(n)) => format!(": {what} = {s}, the data needs {n}"),
+        (Some(s), None) => format!(": {what} = {s}"),
+        _ => String::new(),
+    }
 }
 
 /// The step at the module's construction, then its size argument followed back.
@@ -123,11 +129,7 @@ fn sized<'a>(
     let position = known.filter(|k| Some(k.0) == name).map(|k| k.1);
     let arg = name.and_then(|n| argument(built, n, position));
     let what = name.unwrap_or("size");
-    let sizes = match (size, need) {
-        (Some(s), Some(n)) => format!(": {what} = {s}, the data needs {n}"),
-        (Some(s), None) => format!(": {what} = {s}"),
-        _ => String::new(),
-    };
+    let sizes = sizes_clause(what, size, need);
     let note = note.unwrap_or_else(|| format!("`{text}` built here{sizes}"));
     let draft = walker.draft(m, built.start(), Role::Sized, note);
     let Some(arg) = arg else {
