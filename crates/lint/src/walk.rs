@@ -55,9 +55,17 @@ pub struct WalkOptions<'a> {
 }
 
 /// Lints every Python file under `paths` (a file named directly is linted whatever its
-/// extension), each with the configuration that applies to it. An error: a configuration
-/// file met on the way is wrong.
+/// name, unless its extension says it is something else), each with the configuration that
+/// applies to it. An error: a file named is not Python, or a configuration file met on the
+/// way is wrong.
 pub fn lint_paths(paths: &[PathBuf], options: &WalkOptions) -> anyhow::Result<LintRun> {
+    // Markdown parsed as Python would report "no problems".
+    if let Some(path) = paths.iter().find(|p| p.is_file() && !may_be_python(p)) {
+        anyhow::bail!(
+            "{}: not a Python file (lint reads .py and .pyi files, and scripts without an extension)",
+            path.display()
+        );
+    }
     let outcome = Mutex::new(LintRun::default());
     let config_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
     let cache = ImportCache::default();

@@ -1,7 +1,7 @@
 //! `[tool.assertscope.lint]` of a pyproject.toml, read strictly: every key and rule code is
 //! checked, and anything unknown is one line naming the file and the key.
 
-use crate::lint::selection;
+use crate::selection;
 use std::path::Path;
 
 /// The lint options of one configuration file, as written.

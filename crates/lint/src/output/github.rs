@@ -2,8 +2,8 @@
 //! `::error …::` or `::warning …::` line per finding, which the Actions runner turns into an
 //! annotation on the line of the pull request.
 
-use crate::lint::walk::LintRun;
-use crate::lint::{Severity, Violation};
+use crate::walk::LintRun;
+use crate::{Severity, Violation};
 use std::io::{self, Write};
 
 pub fn write_github(out: &mut dyn Write, outcome: &LintRun) -> io::Result<()> {
@@ -25,7 +25,6 @@ fn write_annotation(out: &mut dyn Write, f: &Violation) -> io::Result<()> {
     let command = match f.severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
-        Severity::Note => "notice",
     };
     let mut message = format!("{}:{}:{}: {} {}", f.path, f.line, f.column, f.code, f.message);
     for related in &f.related {

@@ -1,6 +1,6 @@
 //! JSON: one object with every finding and every unreadable path.
 
-use crate::lint::walk::LintRun;
+use crate::walk::LintRun;
 use serde_json::json;
 use std::io::{self, Write};
 

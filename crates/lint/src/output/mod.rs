@@ -1,14 +1,11 @@
-//! Rendering a lint run: rustc-style text, JSON, SARIF 2.1.0 for code-scanning tools, or
-//! GitHub Actions workflow commands that annotate the lines of a pull request.
+//! A lint run for tools: JSON, SARIF 2.1.0 for code-scanning services, or GitHub Actions
+//! workflow commands that annotate the lines of a pull request. (The text a person reads is
+//! drawn by the binary's shared renderer.)
 
-mod diff;
 mod github;
 mod json;
 mod sarif;
-mod text;
 
-pub use diff::write_diff;
 pub use github::write_github;
 pub use json::write_json;
 pub use sarif::{help_uri, write_sarif};
-pub use text::write_text;

@@ -1,7 +1,7 @@
 //! SARIF 2.1.0, the format code-scanning services read (`--format sarif > lint.sarif`).
 
-use crate::lint::walk::LintRun;
-use crate::lint::{rules, Severity, SYNTAX_ERROR};
+use crate::walk::LintRun;
+use crate::{rules, Severity, SYNTAX_ERROR};
 use serde_json::{json, Value};
 use std::io::{self, Write};
 
@@ -131,7 +131,6 @@ fn level(severity: Severity) -> &'static str {
     match severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
-        Severity::Note => "note",
     }
 }
 

@@ -1,8 +1,8 @@
 //! AS107: a training DataLoader that can end in a one-sample batch, feeding BatchNorm.
 
-use crate::lint::fix::{Applicability, Edit, Fix};
-use crate::lint::semantic::{argument, ClassId};
-use crate::lint::{Autofix, Checker, RuleDoc, Severity};
+use crate::fix::{Applicability, Edit, Fix};
+use crate::semantic::{argument, ClassId};
+use crate::{Autofix, Checker, RuleDoc, Severity};
 use ruff_python_ast::Expr;
 use ruff_text_size::Ranged;
 

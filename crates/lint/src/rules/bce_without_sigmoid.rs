@@ -1,11 +1,11 @@
 //! AS103: BCELoss / binary_cross_entropy given values that are not probabilities.
 
 use super::{loss_inputs, snippet};
-use crate::lint::fix::{Applicability, Edit, Fix};
-use crate::lint::flow::Facts;
-use crate::lint::flow::Instance;
-use crate::lint::losses::{LossCall, LossKind};
-use crate::lint::{Autofix, Checker, RuleDoc, Severity};
+use crate::fix::{Applicability, Edit, Fix};
+use crate::flow::Facts;
+use crate::flow::Instance;
+use crate::losses::{LossCall, LossKind};
+use crate::{Autofix, Checker, RuleDoc, Severity};
 use ruff_python_ast::Expr;
 use ruff_text_size::Ranged;
 

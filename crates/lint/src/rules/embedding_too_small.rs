@@ -3,9 +3,9 @@
 use super::is_tokenizer;
 use super::module_int_constants;
 use super::tokens_added_without_resize::token_additions;
-use crate::lint::fix::{Applicability, Edit, Fix};
-use crate::lint::semantic::{argument, int_literal};
-use crate::lint::{Autofix, Checker, Evidence, Place, RuleDoc, Severity};
+use crate::fix::{Applicability, Edit, Fix};
+use crate::semantic::{argument, int_literal};
+use crate::{Autofix, Checker, Evidence, Place, RuleDoc, Severity};
 use ruff_python_ast::Expr;
 use ruff_text_size::Ranged;
 

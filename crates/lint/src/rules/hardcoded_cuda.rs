@@ -1,8 +1,8 @@
 //! AS109: hard-coded CUDA in a module that chooses its device at run time.
 
-use crate::lint::fix::{Applicability, Edit, Fix};
-use crate::lint::semantic::{Bound, ClassId, ScopeId, Semantic};
-use crate::lint::{Autofix, Checker, Evidence, Place, RuleDoc, Severity};
+use crate::fix::{Applicability, Edit, Fix};
+use crate::semantic::{Bound, ClassId, ScopeId, Semantic};
+use crate::{Autofix, Checker, Evidence, Place, RuleDoc, Severity};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::{Ranged, TextRange};

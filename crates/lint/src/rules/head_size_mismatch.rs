@@ -1,11 +1,11 @@
 //! AS104: a classification head whose size disagrees with the number of classes.
 
 use super::module_int_constants;
-use crate::lint::callsites;
-use crate::lint::fix::{Applicability, Edit, Fix};
-use crate::lint::flow::Instance;
-use crate::lint::semantic::{argument, int_literal, start, Bound, ScopeId};
-use crate::lint::{Autofix, Checker, Evidence, Place, RuleDoc, Severity};
+use crate::callsites;
+use crate::fix::{Applicability, Edit, Fix};
+use crate::flow::Instance;
+use crate::semantic::{argument, int_literal, start, Bound, ScopeId};
+use crate::{Autofix, Checker, Evidence, Place, RuleDoc, Severity};
 use ruff_python_ast::Expr;
 use ruff_text_size::{Ranged, TextSize};
 use std::collections::HashSet;

@@ -1,9 +1,9 @@
 //! AS108: torch.multinomial on values that may not be a valid distribution.
 
 use super::snippet;
-use crate::lint::flow::Facts;
-use crate::lint::semantic::{argument, is_zero_literal, Bound, ScopeId};
-use crate::lint::{Autofix, Checker, Evidence, Place, RuleDoc, Severity};
+use crate::flow::Facts;
+use crate::semantic::{argument, is_zero_literal, Bound, ScopeId};
+use crate::{Autofix, Checker, Evidence, Place, RuleDoc, Severity};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Operator};
 use ruff_text_size::{Ranged, TextRange};

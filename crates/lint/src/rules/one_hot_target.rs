@@ -1,10 +1,10 @@
 //! AS101: a one-hot target given to a class-index loss.
 
 use super::{append_call, class_targets, snippet};
-use crate::lint::fix::{Applicability, Fix};
-use crate::lint::flow::Facts;
-use crate::lint::losses::LossKind;
-use crate::lint::{Autofix, Checker, RuleDoc, Severity};
+use crate::fix::{Applicability, Fix};
+use crate::flow::Facts;
+use crate::losses::LossKind;
+use crate::{Autofix, Checker, RuleDoc, Severity};
 use ruff_text_size::Ranged;
 
 pub const DOC: RuleDoc = RuleDoc {

@@ -1,11 +1,11 @@
 //! AS111: softmax output given to CrossEntropyLoss (or NLLLoss).
 
 use super::{loss_inputs, snippet};
-use crate::lint::fix::{Applicability, Edit, Fix};
-use crate::lint::flow::Facts;
-use crate::lint::losses::LossKind;
-use crate::lint::semantic::argument;
-use crate::lint::{Autofix, Checker, RuleDoc, Severity};
+use crate::fix::{Applicability, Edit, Fix};
+use crate::flow::Facts;
+use crate::losses::LossKind;
+use crate::semantic::argument;
+use crate::{Autofix, Checker, RuleDoc, Severity};
 use ruff_python_ast::Expr;
 use ruff_text_size::Ranged;
 

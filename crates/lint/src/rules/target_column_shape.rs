@@ -1,9 +1,9 @@
 //! AS102: class targets reshaped to a column `[N, 1]`.
 
 use super::{append_call, class_targets, snippet};
-use crate::lint::fix::{Applicability, Fix};
-use crate::lint::flow::Facts;
-use crate::lint::{Autofix, Checker, RuleDoc, Severity};
+use crate::fix::{Applicability, Fix};
+use crate::flow::Facts;
+use crate::{Autofix, Checker, RuleDoc, Severity};
 use ruff_text_size::Ranged;
 
 pub const DOC: RuleDoc = RuleDoc {

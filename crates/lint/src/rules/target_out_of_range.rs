@@ -1,8 +1,8 @@
 //! AS112: class labels that reach the number of classes the model scores.
 
 use super::snippet;
-use crate::lint::semantic::argument;
-use crate::lint::{Autofix, Checker, Evidence, RuleDoc, Severity};
+use crate::semantic::argument;
+use crate::{Autofix, Checker, Evidence, RuleDoc, Severity};
 use ruff_text_size::Ranged;
 
 pub const DOC: RuleDoc = RuleDoc {
@@ -80,7 +80,7 @@ pub fn check(checker: &Checker) {
 
 fn ignore_index_expr<'a>(
     checker: &Checker<'a>,
-    loss: &crate::lint::losses::LossCall<'a>,
+    loss: &crate::losses::LossCall<'a>,
 ) -> Option<&'a ruff_python_ast::Expr> {
     if let Some(expr) = argument(loss.call, "ignore_index", None) {
         return Some(expr);
@@ -89,7 +89,7 @@ fn ignore_index_expr<'a>(
         return None;
     }
     match checker.flow.instance(&loss.call.func, loss.scope) {
-        Some(crate::lint::flow::Instance::Torch(_, ctor, _)) => argument(ctor, "ignore_index", None),
+        Some(crate::flow::Instance::Torch(_, ctor, _)) => argument(ctor, "ignore_index", None),
         _ => None,
     }
 }

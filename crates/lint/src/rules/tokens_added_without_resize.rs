@@ -1,8 +1,8 @@
 //! AS105: tokens added to a tokenizer, embeddings never resized.
 
 use super::is_tokenizer;
-use crate::lint::semantic::ScopeId;
-use crate::lint::{Autofix, Checker, RuleDoc, Severity};
+use crate::semantic::ScopeId;
+use crate::{Autofix, Checker, RuleDoc, Severity};
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;
 

@@ -4,7 +4,7 @@
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::lint::fix::Applicability;
 use crate::lint::walk::LintRun;
-use crate::lint::Violation;
+use crate::lint::{self, Violation};
 use crate::render::style::Palette;
 use crate::render::text;
 use std::io::{self, Write};
@@ -29,7 +29,7 @@ pub fn write_text(
             palette.reset
         )?;
     }
-    let errors = outcome.findings.iter().filter(|f| f.severity == Severity::Error).count();
+    let errors = outcome.findings.iter().filter(|f| f.severity == lint::Severity::Error).count();
     let warnings = outcome.findings.len() - errors;
     let files = match outcome.files {
         1 => "1 file".to_string(),
@@ -95,7 +95,11 @@ fn write_finding(out: &mut dyn Write, f: &Violation, p: &Palette) -> io::Result<
 pub fn diagnostic(f: &Violation) -> Diagnostic {
     let primary =
         source_span(&f.path, f.line, f.column, f.end_line, f.end_column, &f.source_line, f.source_line_start);
-    let mut d = Diagnostic::new(f.severity, Some(f.code), f.message.as_str()).span(primary);
+    let severity = match f.severity {
+        lint::Severity::Error => Severity::Error,
+        lint::Severity::Warning => Severity::Warning,
+    };
+    let mut d = Diagnostic::new(severity, Some(f.code), f.message.as_str()).span(primary);
     // The evidence chain ("defined here", "flows here"): secondary spans, as rustc shows them.
     for r in &f.related {
         let span = source_span(

@@ -1,13 +1,29 @@
-//! `assertscope lint`: static checks of training code for the mistakes that end in
-//! device-side asserts.
+//! assertscope-lint: static checks of PyTorch training code for the mistakes that end in a
+//! CUDA device-side assert (a class index past the head, a tokenizer grown past its
+//! embedding, probabilities that are not, a BatchNorm fed a last batch of one), found
+//! before anything runs.
 //!
-//! The pipeline for one file: [`source`] parses it with Ruff's error-resilient parser (a
-//! syntax error is reported and the rest of the file still checked), [`semantic`] records
-//! what the module binds, [`flow`] traces values through it (both from the crate
-//! `assertscope-flow`), and each rule in [`rules`]
-//! reports [`Violation`]s, minus those a `# noqa` comment ([`noqa`]) suppresses. [`walk`]
-//! finds the files in parallel, honouring `.gitignore`; [`output`] renders text, JSON or
-//! SARIF.
+//! The rule model is ruff's: every rule has a stable code (`AS101`…), a page of its own
+//! ([`RuleDoc`]: what it does, why it matters, an example, the fix), a severity, and the
+//! cause in the knowledge base it prevents. Codes are selected and ignored by prefix
+//! ([`Selection`], from the command line or `[tool.assertscope.lint]` in `pyproject.toml`,
+//! [`config`]), a `# noqa: AS101` comment suppresses one line ([`noqa`]), and a rule that
+//! can see the right change attaches a [`fix::Fix`] of byte-range edits with ruff's
+//! applicability (safe, unsafe, display-only).
+//!
+//! The pipeline for one file ([`lint_source`]): [`source`] parses it with Ruff's
+//! error-resilient parser (a syntax error is reported and the rest of the file still
+//! checked), [`semantic`] records what the module binds and [`flow`] traces values through
+//! it (both from the crate `assertscope-flow`, which the origin analysis shares), and each
+//! rule in [`rules`] reports what it sees through the [`checker::Checker`]; each report is
+//! then located as a [`Violation`] (line, columns, source line, evidence chain). [`walk`]
+//! finds the files in parallel, honouring `.gitignore`, and follows a file's imports of the
+//! project's own modules; [`output`] writes a run as JSON (`assertscope.lint/1`), SARIF
+//! 2.1.0 or GitHub Actions annotations.
+//!
+//! What this crate does not do: print. The rustc-style text and the `--diff` view are drawn
+//! by the binary's shared renderer (`assertscope`'s `lint_render`), and the command line is
+//! the binary's `commands::lint`.
 
 pub mod callsites;
 pub mod config;
@@ -83,8 +99,23 @@ pub fn rule_docs() -> Vec<RuleDoc> {
     rules::ALL.iter().map(|r| r.doc.clone()).collect()
 }
 
-/// A rule's severity: the one [`crate::diagnostic::Severity`] (rules use error and warning).
-pub use crate::diagnostic::Severity;
+/// A rule's severity: an error (the code crashes) or a warning (training goes wrong without
+/// an error). The binary's diagnostic model has the same two, and a note.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
 
 /// The code syntax errors are reported under; not a rule, so never deselected.
 pub const SYNTAX_ERROR: &str = "syntax-error";
@@ -296,20 +327,6 @@ fn locate_evidence(
     out
 }
 
-/// `assertscope rules CODE` for a lint rule: what it does, why it matters, example, fix.
-pub fn render_rule_doc(rule: &RuleDoc, p: &crate::render::style::Palette) -> String {
-    format!(
-        "{}{}{} ({}): {}\n\n{}what it does{}\n  {}\n\n{}why it matters{}\n  {}\n\n{}example{}\n{}\n\n{}fix{}\n  {}\n\n{}autofix{}\n  {}\n\nprevents: {}\n",
-        p.bold, rule.code, p.reset, rule.name, rule.summary,
-        p.bold, p.reset, rule.what_it_does,
-        p.bold, p.reset, rule.why_it_matters,
-        p.bold, p.reset, indent(rule.example),
-        p.bold, p.reset, rule.fix,
-        p.bold, p.reset, rule.autofix.describe(),
-        prevents(rule),
-    )
-}
-
 /// docs/rules.md: every rule's page, the target of SARIF's `helpUri` (tests/lint_rules.rs
 /// checks the file is this text; `ASSERTSCOPE_BLESS=1` rewrites it).
 pub fn rules_markdown() -> String {
@@ -337,15 +354,11 @@ pub fn rules_markdown() -> String {
 }
 
 /// The cause a rule prevents, or for a warning with no cause what it is about.
-fn prevents(rule: &RuleDoc) -> String {
+pub fn prevents(rule: &RuleDoc) -> String {
     match (rule.cause, rule.severity) {
         ("none", Severity::Warning) => {
             "no assert (a warning: training goes wrong without an error)".to_string()
         }
         (cause, _) => cause.to_string(),
     }
-}
-
-fn indent(s: &str) -> String {
-    s.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
 }
