@@ -23,7 +23,7 @@ pub fn rule_page(rule: &RuleDoc, p: &Palette) -> String {
         p.bold, p.reset, indent(rule.example),
         p.bold, p.reset, rule.fix,
         p.bold, p.reset, rule.autofix.describe(),
-        crate::lint::prevents(rule),
+        rule.prevents(),
     )
 }
 

@@ -4,8 +4,8 @@
 //! (a head sized by a constructor argument, `Probe(512, 10)` here and `Probe(512, 100)`
 //! there) asks this module for each call, and points at the call that passes the value.
 
-use super::flow::Flow;
-use super::semantic::{argument, Bound, ScopeId, ScopeKind};
+use assertscope_flow::flow::Flow;
+use assertscope_flow::semantic::{argument, Bound, ScopeId, ScopeKind};
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::{Ranged, TextRange};
 

@@ -1,8 +1,8 @@
 //! The loss calls of a module: `F.cross_entropy(x, y)`, or `criterion(x, y)` where
 //! `criterion` was built from `nn.CrossEntropyLoss` (also as `self.criterion`).
 
-use super::flow::{Flow, Instance};
-use super::semantic::{argument, ScopeId, Semantic};
+use assertscope_flow::flow::{Flow, Instance};
+use assertscope_flow::semantic::{argument, ScopeId, Semantic};
 use ruff_python_ast::{self as ast, Expr};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,8 @@
 //! The front end: one file's text parsed by Ruff's parser ([`SourceFile`], shared with the
 //! flow engine), and a finding located in it as a [`Violation`].
 
-use super::{Severity, Violation};
+use crate::rule_doc::Severity;
+use crate::violation::Violation;
 pub use assertscope_flow::source::SourceFile;
 use ruff_text_size::TextRange;
 

@@ -2,8 +2,10 @@
 //! (as ripgrep does), honouring `.gitignore`, `.ignore` and hidden files; each file is linted
 //! on the thread that found it.
 
-use super::config::Configs;
-use super::{lint_source_with, Selection, Violation};
+use crate::config::Configs;
+use crate::linter::lint_source_with;
+use crate::selection::Selection;
+use crate::violation::Violation;
 use assertscope_flow::imports::{FileImports, ImportCache};
 use assertscope_flow::walk::{describe_io, display};
 pub use assertscope_flow::walk::{Unreadable, MAX_FILE_BYTES};

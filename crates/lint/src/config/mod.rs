@@ -7,7 +7,7 @@
 
 pub mod options;
 
-use super::Selection;
+use crate::selection::Selection;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use options::LintOptions;
 use std::collections::HashMap;

@@ -1,8 +1,58 @@
-//! Edits on the source's byte ranges, and applying a set of fixes in one pass.
+//! What a fix is (edits on the source's byte ranges, and how far they can be trusted), and
+//! applying a set of fixes in one pass.
 
-use super::Fix;
 use ruff_text_size::{Ranged, TextRange};
 use serde::Serialize;
+
+/// How far a fix can be trusted, least first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Applicability {
+    /// Shown with the finding, never applied: it needs a choice only a person can make.
+    DisplayOnly,
+    /// Applied with `--unsafe-fixes`: it does what the code meant in the usual case, but may
+    /// change what the program computes (a loss, which samples train).
+    Unsafe,
+    /// Applied with `--fix`: the code did not run as written (it would assert), and the
+    /// fix is what the code meant.
+    Safe,
+}
+
+impl Applicability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Applicability::DisplayOnly => "display-only",
+            Applicability::Unsafe => "unsafe",
+            Applicability::Safe => "safe",
+        }
+    }
+}
+
+/// One fix of one finding: its edits are applied together or not at all.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fix {
+    pub applicability: Applicability,
+    /// What the fix does, in a few words ("squeeze the target to shape \\[N\\]").
+    pub message: String,
+    /// Sorted by start; never overlapping.
+    pub edits: Vec<Edit>,
+}
+
+impl Fix {
+    pub fn new(applicability: Applicability, message: impl Into<String>, mut edits: Vec<Edit>) -> Fix {
+        edits.sort_by_key(|e| (e.start, e.end));
+        Fix { applicability, message: message.into(), edits }
+    }
+
+    /// Whether `--fix` (with `unsafe_fixes` for `--unsafe-fixes`) applies it.
+    pub fn applies(&self, unsafe_fixes: bool) -> bool {
+        match self.applicability {
+            Applicability::Safe => true,
+            Applicability::Unsafe => unsafe_fixes,
+            Applicability::DisplayOnly => false,
+        }
+    }
+}
 
 /// Replace bytes `start..end` of the source with `content` (an insertion when they are
 /// equal, a deletion when `content` is empty).
@@ -67,7 +117,6 @@ pub fn apply(text: &str, fixes: &[&Fix]) -> (String, usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Applicability, Fix};
     use super::*;
 
     fn fix(edits: Vec<Edit>) -> Fix {

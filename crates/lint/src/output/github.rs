@@ -2,8 +2,9 @@
 //! `::error …::` or `::warning …::` line per finding, which the Actions runner turns into an
 //! annotation on the line of the pull request.
 
+use crate::rule_doc::Severity;
+use crate::violation::Violation;
 use crate::walk::LintRun;
-use crate::{Severity, Violation};
 use std::io::{self, Write};
 
 pub fn write_github(out: &mut dyn Write, outcome: &LintRun) -> io::Result<()> {

@@ -1,7 +1,9 @@
 //! SARIF 2.1.0, the format code-scanning services read (`--format sarif > lint.sarif`).
 
+use crate::rule_doc::Severity;
+use crate::rules;
+use crate::violation::SYNTAX_ERROR;
 use crate::walk::LintRun;
-use crate::{rules, Severity, SYNTAX_ERROR};
 use serde_json::{json, Value};
 use std::io::{self, Write};
 

@@ -1,8 +1,9 @@
 //! AS107: a training DataLoader that can end in a one-sample batch, feeding BatchNorm.
 
+use crate::checker::Checker;
 use crate::fix::{Applicability, Edit, Fix};
-use crate::semantic::{argument, ClassId};
-use crate::{Autofix, Checker, RuleDoc, Severity};
+use crate::rule_doc::{Autofix, RuleDoc, Severity};
+use assertscope_flow::semantic::{argument, ClassId};
 use ruff_python_ast::Expr;
 use ruff_text_size::Ranged;
 

@@ -1,11 +1,12 @@
 //! AS103: BCELoss / binary_cross_entropy given values that are not probabilities.
 
-use super::{loss_inputs, snippet};
+use super::shared::{loss_inputs, snippet};
+use crate::checker::Checker;
 use crate::fix::{Applicability, Edit, Fix};
-use crate::flow::Facts;
-use crate::flow::Instance;
 use crate::losses::{LossCall, LossKind};
-use crate::{Autofix, Checker, RuleDoc, Severity};
+use crate::rule_doc::{Autofix, RuleDoc, Severity};
+use assertscope_flow::flow::Facts;
+use assertscope_flow::flow::Instance;
 use ruff_python_ast::Expr;
 use ruff_text_size::Ranged;
 

@@ -1,11 +1,13 @@
 //! AS106: an embedding table smaller than the ids it will be given.
 
-use super::is_tokenizer;
-use super::module_int_constants;
+use super::shared::is_tokenizer;
+use super::shared::module_int_constants;
 use super::tokens_added_without_resize::token_additions;
+use crate::checker::Checker;
 use crate::fix::{Applicability, Edit, Fix};
-use crate::semantic::{argument, int_literal};
-use crate::{Autofix, Checker, Evidence, Place, RuleDoc, Severity};
+use crate::rule_doc::{Autofix, RuleDoc, Severity};
+use assertscope_flow::semantic::{argument, int_literal};
+use assertscope_flow::{Evidence, Place};
 use ruff_python_ast::Expr;
 use ruff_text_size::Ranged;
 

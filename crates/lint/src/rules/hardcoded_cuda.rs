@@ -1,8 +1,10 @@
 //! AS109: hard-coded CUDA in a module that chooses its device at run time.
 
+use crate::checker::Checker;
 use crate::fix::{Applicability, Edit, Fix};
-use crate::semantic::{Bound, ClassId, ScopeId, Semantic};
-use crate::{Autofix, Checker, Evidence, Place, RuleDoc, Severity};
+use crate::rule_doc::{Autofix, RuleDoc, Severity};
+use assertscope_flow::semantic::{Bound, ClassId, ScopeId, Semantic};
+use assertscope_flow::{Evidence, Place};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::{Ranged, TextRange};

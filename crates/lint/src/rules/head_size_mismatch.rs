@@ -1,11 +1,13 @@
 //! AS104: a classification head whose size disagrees with the number of classes.
 
-use super::module_int_constants;
+use super::shared::module_int_constants;
 use crate::callsites;
+use crate::checker::Checker;
 use crate::fix::{Applicability, Edit, Fix};
-use crate::flow::Instance;
-use crate::semantic::{argument, int_literal, start, Bound, ScopeId};
-use crate::{Autofix, Checker, Evidence, Place, RuleDoc, Severity};
+use crate::rule_doc::{Autofix, RuleDoc, Severity};
+use assertscope_flow::flow::Instance;
+use assertscope_flow::semantic::{argument, int_literal, start, Bound, ScopeId};
+use assertscope_flow::{Evidence, Place};
 use ruff_python_ast::Expr;
 use ruff_text_size::{Ranged, TextSize};
 use std::collections::HashSet;

@@ -1,9 +1,11 @@
 //! AS108: torch.multinomial on values that may not be a valid distribution.
 
-use super::snippet;
-use crate::flow::Facts;
-use crate::semantic::{argument, is_zero_literal, Bound, ScopeId};
-use crate::{Autofix, Checker, Evidence, Place, RuleDoc, Severity};
+use super::shared::snippet;
+use crate::checker::Checker;
+use crate::rule_doc::{Autofix, RuleDoc, Severity};
+use assertscope_flow::flow::Facts;
+use assertscope_flow::semantic::{argument, is_zero_literal, Bound, ScopeId};
+use assertscope_flow::{Evidence, Place};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Operator};
 use ruff_text_size::{Ranged, TextRange};

@@ -1,11 +1,12 @@
 //! AS111: softmax output given to CrossEntropyLoss (or NLLLoss).
 
-use super::{loss_inputs, snippet};
+use super::shared::{loss_inputs, snippet};
+use crate::checker::Checker;
 use crate::fix::{Applicability, Edit, Fix};
-use crate::flow::Facts;
 use crate::losses::LossKind;
-use crate::semantic::argument;
-use crate::{Autofix, Checker, RuleDoc, Severity};
+use crate::rule_doc::{Autofix, RuleDoc, Severity};
+use assertscope_flow::flow::Facts;
+use assertscope_flow::semantic::argument;
 use ruff_python_ast::Expr;
 use ruff_text_size::Ranged;
 

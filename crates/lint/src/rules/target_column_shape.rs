@@ -1,9 +1,10 @@
 //! AS102: class targets reshaped to a column `[N, 1]`.
 
-use super::{append_call, class_targets, snippet};
+use super::shared::{append_call, class_targets, snippet};
+use crate::checker::Checker;
 use crate::fix::{Applicability, Fix};
-use crate::flow::Facts;
-use crate::{Autofix, Checker, RuleDoc, Severity};
+use crate::rule_doc::{Autofix, RuleDoc, Severity};
+use assertscope_flow::flow::Facts;
 use ruff_text_size::Ranged;
 
 pub const DOC: RuleDoc = RuleDoc {

@@ -1,8 +1,10 @@
 //! AS112: class labels that reach the number of classes the model scores.
 
-use super::snippet;
-use crate::semantic::argument;
-use crate::{Autofix, Checker, Evidence, RuleDoc, Severity};
+use super::shared::snippet;
+use crate::checker::Checker;
+use crate::rule_doc::{Autofix, RuleDoc, Severity};
+use assertscope_flow::semantic::argument;
+use assertscope_flow::Evidence;
 use ruff_text_size::Ranged;
 
 pub const DOC: RuleDoc = RuleDoc {
@@ -89,7 +91,7 @@ fn ignore_index_expr<'a>(
         return None;
     }
     match checker.flow.instance(&loss.call.func, loss.scope) {
-        Some(crate::flow::Instance::Torch(_, ctor, _)) => argument(ctor, "ignore_index", None),
+        Some(assertscope_flow::flow::Instance::Torch(_, ctor, _)) => argument(ctor, "ignore_index", None),
         _ => None,
     }
 }

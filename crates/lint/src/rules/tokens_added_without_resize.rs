@@ -1,8 +1,9 @@
 //! AS105: tokens added to a tokenizer, embeddings never resized.
 
-use super::is_tokenizer;
-use crate::semantic::ScopeId;
-use crate::{Autofix, Checker, RuleDoc, Severity};
+use super::shared::is_tokenizer;
+use crate::checker::Checker;
+use crate::rule_doc::{Autofix, RuleDoc, Severity};
+use assertscope_flow::semantic::ScopeId;
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;
 
