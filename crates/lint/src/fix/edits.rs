@@ -32,7 +32,7 @@ impl Applicability {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Fix {
     pub applicability: Applicability,
-    /// What the fix does, in a few words ("squeeze the target to shape \\[N\\]").
+    /// What the fix does, in a few words ("squeeze the target to shape \[N\]").
     pub message: String,
     /// Sorted by start; never overlapping.
     pub edits: Vec<Edit>,
