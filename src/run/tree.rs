@@ -94,7 +94,8 @@ mod tests {
         let mut found = Vec::new();
         while std::time::Instant::now() < deadline {
             found = members().into_iter().filter(|m| m.parent == pid).collect::<Vec<_>>();
-            if !found.is_empty() {
+            // The shell forks, then the child execs `sleep`: until then it is still the shell.
+            if found.first().is_some_and(|m| program_name(m.pid).as_deref() == Some("sleep")) {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
