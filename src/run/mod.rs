@@ -5,12 +5,13 @@
 //! [`supervise`] runs the three steps of [`supervisor::Running`]; [`options`] holds what a
 //! run is asked and how it ended; the other modules are the parts: the child's command line
 //! and environment (`command`), its output (`stdio`, `pty`, `output`, `sink`, `zero_copy`,
-//! and `feed`, the scanner's copy), its processes and signals (`job`, `tree`, `signals`,
+//! and the scanner's copy: `feed`, `file_feed`, `scan_input`), its processes and signals (`job`, `tree`, `signals`,
 //! `stop`, `unguarded`), and the guard's reports (`collect`, `report_dir`, `ray`).
 
 mod collect;
 mod command;
 mod feed;
+mod file_feed;
 mod job;
 mod notices;
 mod options;
@@ -19,6 +20,7 @@ mod poll;
 mod pty;
 mod ray;
 mod report_dir;
+mod scan_input;
 mod signals;
 mod sink;
 mod stdio;

@@ -8,7 +8,10 @@ use super::command::{self, resolve_program, CannotStart};
 use super::notices::{unguarded_notice, warn};
 use super::options::{Ended, GuardMode, JobEnd, Options};
 use super::sink::{PumpEnd, Sink};
-use super::{collect, feed, job, output, poll, pty, ray, report_dir, signals, stdio, stop, tree, unguarded};
+use super::{
+    collect, feed, file_feed, job, output, poll, pty, ray, report_dir, scan_input, signals, stdio, stop,
+    tree, unguarded,
+};
 use crate::log::{self, LogScan};
 use crate::pyembed::Materialized;
 use anyhow::Context;
@@ -73,8 +76,8 @@ impl Running {
             .zip(feed_writers)
             .map(|(s, feed)| output::pump(s.source, s.sink, feed, output_done.clone()))
             .collect();
-        let files = plumbing.files.into_iter().map(|f| feed::FileFeed::new(f.file, f.from)).collect();
-        let lines = feed::ScanInput::new(feeds, files, output_done.clone());
+        let files = plumbing.files.into_iter().map(|f| file_feed::FileFeed::new(f.file, f.from)).collect();
+        let lines = scan_input::ScanInput::new(feeds, files, output_done.clone());
         let scanner = start_scanner(lines, tail.clone());
         let stop = stop::Policy::new(opts.grace, report_dir.clone(), run_id.clone());
         Ok(Running {
@@ -204,7 +207,7 @@ fn materialize(command: &[OsString], opts: &Options) -> anyhow::Result<(Material
 /// The log scanner's thread: it reads the copy of the output (and keeps its tail for
 /// `--report-dir`), yielding to the job when both want the CPU.
 fn start_scanner(
-    lines: feed::ScanInput,
+    lines: scan_input::ScanInput,
     tail: Option<Arc<Mutex<output::Tail>>>,
 ) -> JoinHandle<std::io::Result<LogScan>> {
     std::thread::spawn(move || {
