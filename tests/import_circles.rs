@@ -501,7 +501,6 @@ fn the_reader_sees_a_circle_through_a_parent_and_through_braces() {
 const KNOWN_PARENTS: &[(&str, usize)] = &[
     ("crates/flow/src/flow.rs", 6),
     ("crates/flow/src/slice/mod.rs", 30),
-    ("crates/labels/src/read/mod.rs", 65),
     ("crates/logs/src/kb/mod.rs", 8),
     ("crates/logs/src/log/mod.rs", 6),
     ("src/check/checks/mod.rs", 61),
