@@ -1,246 +1,16 @@
-//! Python tracebacks as they appear in logs: plain CPython (3.8 to 3.13, with `^^^`
-//! markers), IPython 8 (`Cell In[7], line 12`, `File path:line, in f`), IPython 7 /
-//! Colab (`<ipython-input-3-…> in f()`, `---> 10` arrows), faulthandler dumps, and the
-//! `Original Traceback` that DataLoader workers and DataParallel replicas embed in the
-//! message of the exception they re-raise.
+//! [`Builder`]: one traceback built from the lines that follow its header, frames first,
+//! then the exception and its message, and a nested `Original Traceback` in that message.
 
-use regex::Regex;
-use std::sync::OnceLock;
+use super::lines::{
+    clip, faulthandler_header, header_style, ipython7_frame, is_exception_line, is_marker_line,
+    is_typed_exception_line, parse_exception, patterns, python_frame,
+};
+use super::parsed::{ExceptionText, Frame, Style, Traceback};
 
-/// Most frames kept per traceback: the outermost few and the innermost many, which is
-/// where the user's code and the failing op are.
-const KEEP_OUTER_FRAMES: usize = 8;
-const KEEP_INNER_FRAMES: usize = 120;
 /// Most continuation lines kept from an exception message.
 const KEEP_MESSAGE_LINES: usize = 40;
-const MAX_KEPT_LINE: usize = 2000;
 /// A message longer than this many lines is cut (a dump, not a message).
 const MAX_MESSAGE_LINES: usize = 2000;
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Frame {
-    pub file: String,
-    pub line: Option<u64>,
-    pub function: Option<String>,
-    pub code: Option<String>,
-    /// The part of `code` Python 3.11+ marks with `^^^` (or `~~~^^^`): the expression the
-    /// frame was running, as character offsets `[start, end)` into `code`.
-    pub carets: Option<(usize, usize)>,
-    /// Line of the log the frame was read from.
-    pub log_line: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Style {
-    Python,
-    IPython,
-    /// `faulthandler` thread dumps list the innermost frame first.
-    Faulthandler,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExceptionText {
-    /// `RuntimeError`, `torch.AcceleratorError`, ...; None when the line had no type.
-    pub type_name: Option<String>,
-    /// The first line of the message.
-    pub message: String,
-    /// Later lines of the message (bounded).
-    pub continuation: Vec<String>,
-    pub log_line: u64,
-}
-
-impl ExceptionText {
-    /// The message and its continuation lines.
-    pub fn lines(&self) -> impl Iterator<Item = &str> {
-        std::iter::once(self.message.as_str()).chain(self.continuation.iter().map(String::as_str))
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Traceback {
-    pub style: Style,
-    /// Log line of the header (or of the first frame when the header is missing).
-    pub log_line: u64,
-    /// Outermost first (faulthandler dumps are reversed into this order too).
-    pub frames: Vec<Frame>,
-    /// Frames dropped from the middle of a very deep traceback.
-    pub elided_frames: u64,
-    pub exception: Option<ExceptionText>,
-    /// The traceback a DataLoader worker or DataParallel replica raised originally.
-    pub original: Option<Box<Traceback>>,
-    /// Printed after "During handling of the above exception…" or "The above exception
-    /// was the direct cause…": a consequence of the previous traceback.
-    pub chained: bool,
-    /// For faulthandler dumps: the thread was the current one.
-    pub current_thread: bool,
-    /// The exception type IPython prints before its header (`IndexError   Traceback …`):
-    /// known even when the paste stops before the message.
-    pub header_type: Option<String>,
-}
-
-impl Traceback {
-    fn new(style: Style, log_line: u64) -> Traceback {
-        Traceback {
-            style,
-            log_line,
-            frames: Vec::new(),
-            elided_frames: 0,
-            exception: None,
-            original: None,
-            chained: false,
-            current_thread: false,
-            header_type: None,
-        }
-    }
-
-    /// The exception that was raised first: the original one of a re-raise, else this one.
-    pub fn innermost(&self) -> &Traceback {
-        match &self.original {
-            Some(o) => o.innermost(),
-            None => self,
-        }
-    }
-
-    /// Whether an indented line is this traceback's exception: a known exception type with
-    /// a message, after at least one frame.
-    fn exception_type_known(&self, trimmed: &str) -> bool {
-        !self.frames.is_empty()
-            && patterns()
-                .exception_line
-                .captures(trimmed)
-                .is_some_and(|c| c.name("msg").is_some() && looks_like_exception_type(&c["type"]))
-    }
-
-    fn push_frame(&mut self, frame: Frame) {
-        if self.frames.len() >= KEEP_OUTER_FRAMES + KEEP_INNER_FRAMES {
-            self.frames.remove(KEEP_OUTER_FRAMES);
-            self.elided_frames += 1;
-        }
-        self.frames.push(frame);
-    }
-}
-
-struct Patterns {
-    python_frame: Regex,
-    ipython8_cell: Regex,
-    ipython8_file: Regex,
-    ipython7_frame: Regex,
-    ipython_arrow: Regex,
-    ipython_context: Regex,
-    exception_line: Regex,
-    log_record: Regex,
-}
-
-fn patterns() -> &'static Patterns {
-    static P: OnceLock<Patterns> = OnceLock::new();
-    P.get_or_init(|| Patterns {
-        python_frame: Regex::new(r#"^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:,? in (?P<func>.+))?$"#)
-            .unwrap(),
-        ipython8_cell: Regex::new(
-            r"^\s*Cell (?P<file>In ?\[\d*\]), line (?P<line>\d+)(?:, in (?P<func>.+))?$",
-        )
-        .unwrap(),
-        ipython8_file: Regex::new(r"^\s*File (?P<file>[^\s\x22].*?):(?P<line>\d+)(?:, in (?P<func>.+))?$")
-            .unwrap(),
-        ipython7_frame: Regex::new(r"^(?P<file>\S+) in (?P<func>\S.*)$").unwrap(),
-        ipython_arrow: Regex::new(r"^-*> ?(?P<line>\d+)(?: (?P<code>.*))?$").unwrap(),
-        ipython_context: Regex::new(r"^\s*\d+(?:\s|$)").unwrap(),
-        exception_line: Regex::new(r"^(?P<type>[A-Za-z_][\w.]*(?:\[[\w., ]*\])?)(?::(?: (?P<msg>.*))?)?$")
-            .unwrap(),
-        log_record: Regex::new(
-            r"^(?:\[?[IWEFD]\d{4} \d\d:\d\d|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\[(?:W|E|I) [\w.]+:\d+\])",
-        )
-        .unwrap(),
-    })
-}
-
-/// Whether a line opens a traceback, and in which style.
-pub fn header_style(text: &str) -> Option<Style> {
-    let i = text.find("Traceback (most recent call last)")?;
-    let before = text[..i].trim_end();
-    // IPython prints the exception type before the header, padded with spaces.
-    if text[i..].trim_end().ends_with(')') && !before.is_empty() && patterns().exception_line.is_match(before)
-    {
-        Some(Style::IPython)
-    } else {
-        Some(Style::Python)
-    }
-}
-
-/// A faulthandler thread header: `Thread 0x… (most recent call first):`.
-pub fn faulthandler_header(text: &str) -> Option<bool> {
-    let t = text.trim();
-    if t.ends_with("(most recent call first):")
-        && (t.starts_with("Thread 0x") || t.starts_with("Current thread 0x"))
-    {
-        Some(t.starts_with("Current"))
-    } else {
-        None
-    }
-}
-
-/// Parses `  File "x.py", line 3, in f` into a frame.
-pub fn python_frame(text: &str, log_line: u64) -> Option<Frame> {
-    let c = patterns().python_frame.captures(text)?;
-    Some(Frame {
-        file: c["file"].to_string(),
-        line: c["line"].parse().ok(),
-        function: c.name("func").map(|m| m.as_str().trim().to_string()),
-        code: None,
-        carets: None,
-        log_line,
-    })
-}
-
-/// An IPython 7 / Colab frame header: `<ipython-input-3-…> in f()`, `/path/x.py in f(a, b)`,
-/// Databricks' `<command-123> in <module>`.
-pub fn ipython7_frame(trimmed: &str) -> Option<(&str, regex::Match<'_>)> {
-    let c = patterns().ipython7_frame.captures(trimmed)?;
-    let file = c.name("file")?.as_str();
-    let notebook_file = file.ends_with(".py")
-        || (file.starts_with("<ipython-input-") && file.ends_with('>'))
-        || (file.starts_with("<command-") && file.ends_with('>'));
-    if !notebook_file {
-        return None;
-    }
-    Some((file, c.name("func")?))
-}
-
-/// Whether a line starts a notebook traceback that lost its header.
-pub fn ipython_frame_start(text: &str) -> bool {
-    let p = patterns();
-    let trimmed = text.trim();
-    p.ipython8_cell.is_match(text)
-        || (p.ipython8_file.is_match(text) && !trimmed.starts_with("File \""))
-        || ipython7_frame(trimmed).is_some_and(|(_, func)| func.as_str().contains('('))
-}
-
-/// Whether a line is an exception line (`Name: message`) of a known shape.
-pub fn is_exception_line(text: &str) -> bool {
-    let Some(c) = patterns().exception_line.captures(text) else { return false };
-    let ty = &c["type"];
-    c.name("msg").is_some() || looks_like_exception_type(ty)
-}
-
-fn looks_like_exception_type(name: &str) -> bool {
-    let last = name.rsplit('.').next().unwrap_or(name);
-    is_retyped_error_name(last)
-        || last.ends_with("Error")
-        || last.ends_with("Exception")
-        || last.ends_with("Interrupt")
-        || last.ends_with("Exit")
-        || last.ends_with("Failure")
-        || last.ends_with("Warning")
-        || matches!(last, "StopIteration" | "GeneratorExit" | "KeyError")
-}
-
-/// An exception's name typed again in lower case (`runtimeerror`, `indexerror`): longer
-/// than its suffix, so that a plain `error:` is not one.
-pub fn is_retyped_error_name(name: &str) -> bool {
-    name.len() > "exception".len()
-        && name.bytes().all(|b| b.is_ascii_lowercase())
-        && (name.ends_with("error") || name.ends_with("exception"))
-}
 
 /// What a builder did with a line.
 pub enum Fed {
@@ -359,7 +129,6 @@ impl Builder {
     }
 
     fn feed_frames(&mut self, text: &str, log_line: u64) -> Fed {
-        let p = patterns();
         let trimmed = text.trim();
         if trimmed.is_empty() {
             // Only IPython separates frames with blank lines; elsewhere a blank line after a
@@ -388,7 +157,17 @@ impl Builder {
             self.note_carets(text, log_line);
             return Fed::Consumed;
         }
-        // Notebook frames, also in a paste that lost the IPython header.
+        if let Some(fed) = self.feed_notebook_frame(text, trimmed, log_line) {
+            return fed;
+        }
+        self.feed_code_or_exception(text, trimmed, log_line)
+    }
+
+    /// A frame line of a notebook (IPython 8's `Cell In[7], line 12`, IPython 7's
+    /// `<ipython-input-…> in f()` and its `---> 10` arrows), also in a paste that lost the
+    /// IPython header; None when the line is none of these.
+    fn feed_notebook_frame(&mut self, text: &str, trimmed: &str, log_line: u64) -> Option<Fed> {
+        let p = patterns();
         if let Some(c) = p.ipython8_cell.captures(text) {
             self.push_ipython_frame(
                 format!("Cell {}", &c["file"]),
@@ -396,11 +175,11 @@ impl Builder {
                 c.name("func"),
                 log_line,
             );
-            return Fed::Consumed;
+            return Some(Fed::Consumed);
         }
         if let Some(c) = p.ipython8_file.captures(text) {
             self.push_ipython_frame(c["file"].to_string(), c["line"].parse().ok(), c.name("func"), log_line);
-            return Fed::Consumed;
+            return Some(Fed::Consumed);
         }
         if self.tb.style == Style::IPython {
             if let Some(c) = p.ipython_arrow.captures(trimmed) {
@@ -413,18 +192,25 @@ impl Builder {
                         frame.line = c["line"].parse().ok();
                     }
                 }
-                return Fed::Consumed;
+                return Some(Fed::Consumed);
             }
             if p.ipython_context.is_match(text) {
-                return Fed::Consumed;
+                return Some(Fed::Consumed);
             }
             if let Some((file, func)) = ipython7_frame(trimmed) {
                 if !is_exception_line(trimmed) {
                     self.push_ipython_frame(file.to_string(), None, Some(func), log_line);
-                    return Fed::Consumed;
+                    return Some(Fed::Consumed);
                 }
             }
         }
+        None
+    }
+
+    /// A line in the frames that is no frame: the code line under a frame, the exception
+    /// line (which starts the message), or a stray line (kept as the exception in case
+    /// none comes; too many in a row end the traceback).
+    fn feed_code_or_exception(&mut self, text: &str, trimmed: &str, log_line: u64) -> Fed {
         let indented = text.starts_with(' ') || text.starts_with('\t');
         let exception_like = is_exception_line(trimmed) && !trimmed.contains(" = ");
         let code_slot_open =
@@ -436,7 +222,7 @@ impl Builder {
             self.code_indent = text.chars().take_while(|c| c.is_whitespace()).count();
             return Fed::Consumed;
         }
-        if exception_like && (!indented || self.tb.exception_type_known(trimmed)) {
+        if exception_like && (!indented || (!self.tb.frames.is_empty() && is_typed_exception_line(trimmed))) {
             // The exception line, also when a logger or a paste indented it.
             self.tb.exception = Some(parse_exception(trimmed, log_line));
             self.phase = Phase::Message { lines: 0, blank_pending: false };
@@ -536,46 +322,6 @@ impl Builder {
         let _ = log_line;
         Fed::Consumed
     }
-}
-
-/// Caret and tilde lines that point at an expression, and recursion notes.
-fn is_marker_line(trimmed: &str) -> bool {
-    trimmed.bytes().all(|b| matches!(b, b'^' | b'~' | b' '))
-        || (trimmed.starts_with("[Previous line repeated") && trimmed.ends_with(']'))
-        || trimmed == "..."
-}
-
-/// Splits `Type: message` (the type may be dotted: `torch.AcceleratorError`).
-pub fn parse_exception(text: &str, log_line: u64) -> ExceptionText {
-    let text = text.trim_end();
-    if let Some(c) = patterns().exception_line.captures(text) {
-        let ty = c["type"].to_string();
-        if c.name("msg").is_some() || looks_like_exception_type(&ty) {
-            return ExceptionText {
-                type_name: Some(ty),
-                message: clip(c.name("msg").map_or("", |m| m.as_str()).trim()).to_string(),
-                continuation: Vec::new(),
-                log_line,
-            };
-        }
-    }
-    ExceptionText {
-        type_name: None,
-        message: clip(text.trim()).to_string(),
-        continuation: Vec::new(),
-        log_line,
-    }
-}
-
-fn clip(s: &str) -> &str {
-    if s.len() <= MAX_KEPT_LINE {
-        return s;
-    }
-    let mut end = MAX_KEPT_LINE;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
 
 #[cfg(test)]
