@@ -113,7 +113,7 @@ fn long_notes() -> Vec<Diagnostic> {
         )
         .span(Span::at("train.py", Some(1032)).source(Some("        loss = criterion(model(x), y)".into())))
         .note("found", found)
-        .note("", &format!("{found} {found}"))
+        .note("", format!("{found} {found}"))
         .help(help)
         .section("fix", help),
         Diagnostic::new(Severity::Warning, None, "no spans")

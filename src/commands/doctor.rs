@@ -190,9 +190,8 @@ fn probe(python: &PathBuf) -> anyhow::Result<Probe> {
     let warnings: Vec<&str> = std::str::from_utf8(&out.stderr)
         .unwrap_or("")
         .lines()
-        .filter(|l| {
-            !l.trim().is_empty() && !(torch_missing && l.contains("torch is not installed for this Python"))
-        })
+        .filter(|l| !l.trim().is_empty())
+        .filter(|l| !(torch_missing && l.contains("torch is not installed for this Python")))
         .collect();
     if !warnings.is_empty() {
         probe.stderr = Some(warnings.join("\n"));
