@@ -68,9 +68,43 @@ pub fn lint_paths(paths: &[PathBuf], options: &WalkOptions) -> anyhow::Result<Li
             path.display()
         );
     }
-    let outcome = Mutex::new(LintRun::default());
-    let config_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
-    let cache = ImportCache::default();
+    let run = SharedRun::default();
+    let roots = existing_roots(paths, &run.outcome);
+    if let Some((first, rest)) = roots.split_first() {
+        let mut builder = ignore::WalkBuilder::new(first);
+        for root in rest {
+            builder.add(root);
+        }
+        builder.require_git(false).threads(options.threads);
+        builder.build_parallel().run(|| {
+            let run = &run;
+            Box::new(move |entry| visit(entry, run, options))
+        });
+    }
+    let SharedRun { outcome, config_error, .. } = run;
+    if let Some(err) = config_error.into_inner().unwrap() {
+        return Err(err);
+    }
+    let mut outcome = outcome.into_inner().unwrap();
+    outcome
+        .findings
+        .sort_by(|a, b| (&a.path, a.line, a.column, a.code).cmp(&(&b.path, b.line, b.column, b.code)));
+    outcome.unreadable.sort_by(|a, b| a.path.cmp(&b.path));
+    outcome.changed.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(outcome)
+}
+
+/// What the walk's threads share: the run so far, the modules' import summaries, and the
+/// first configuration error (which stops the walk).
+#[derive(Default)]
+struct SharedRun {
+    outcome: Mutex<LintRun>,
+    cache: ImportCache,
+    config_error: Mutex<Option<anyhow::Error>>,
+}
+
+/// The paths that exist; the others are noted as unreadable.
+fn existing_roots<'p>(paths: &'p [PathBuf], outcome: &Mutex<LintRun>) -> Vec<&'p PathBuf> {
     let mut roots = Vec::new();
     for path in paths {
         match std::fs::metadata(path) {
@@ -82,78 +116,61 @@ pub fn lint_paths(paths: &[PathBuf], options: &WalkOptions) -> anyhow::Result<Li
                 .push(Unreadable { path: display(path), message: describe_io(&err) }),
         }
     }
-    if let Some((first, rest)) = roots.split_first() {
-        let mut builder = ignore::WalkBuilder::new(first);
-        for root in rest {
-            builder.add(root);
+    roots
+}
+
+/// One entry of the walk: skipped when excluded, linted when it is a Python file (or a
+/// file named on the command line).
+fn visit(
+    entry: Result<ignore::DirEntry, ignore::Error>,
+    run: &SharedRun,
+    options: &WalkOptions,
+) -> ignore::WalkState {
+    let entry = match entry {
+        Ok(entry) => entry,
+        Err(err) => {
+            let path = match &err {
+                ignore::Error::WithPath { path, .. } => display(path),
+                _ => String::new(),
+            };
+            run.outcome.lock().unwrap().unreadable.push(Unreadable { path, message: err.to_string() });
+            return ignore::WalkState::Continue;
         }
-        builder.require_git(false).threads(options.threads);
-        builder.build_parallel().run(|| {
-            let (outcome, cache, config_error) = (&outcome, &cache, &config_error);
-            Box::new(move |entry| {
-                let entry = match entry {
-                    Ok(entry) => entry,
-                    Err(err) => {
-                        let path = match &err {
-                            ignore::Error::WithPath { path, .. } => display(path),
-                            _ => String::new(),
-                        };
-                        outcome
-                            .lock()
-                            .unwrap()
-                            .unreadable
-                            .push(Unreadable { path, message: err.to_string() });
-                        return ignore::WalkState::Continue;
-                    }
-                };
-                let named = entry.depth() == 0;
-                let absolute =
-                    std::path::absolute(entry.path()).unwrap_or_else(|_| entry.path().to_path_buf());
-                let settings = match options.configs.for_path(&absolute) {
-                    Ok(settings) => settings,
-                    Err(err) => {
-                        config_error.lock().unwrap().get_or_insert(err);
-                        return ignore::WalkState::Quit;
-                    }
-                };
-                let excluded = match named {
-                    false => settings.excludes(&absolute),
-                    true => options.force_exclude && settings.excludes_named(&absolute),
-                };
-                if excluded {
-                    return ignore::WalkState::Skip;
-                }
-                let is_file = entry.file_type().is_some_and(|t| t.is_file() || (named && !t.is_dir()));
-                let is_python = entry.path().extension().is_some_and(|e| e == "py");
-                if is_file && (named || is_python) {
-                    let selection = settings.selection_for(&absolute);
-                    let result = lint_file(entry.path(), &selection, cache, options.fix);
-                    let mut outcome = outcome.lock().unwrap();
-                    match result {
-                        Ok(linted) => {
-                            outcome.files += 1;
-                            outcome.lines += linted.lines;
-                            outcome.findings.extend(linted.findings);
-                            outcome.fixed += linted.fixed;
-                            outcome.changed.extend(linted.changed);
-                        }
-                        Err(unreadable) => outcome.unreadable.push(unreadable),
-                    }
-                }
-                ignore::WalkState::Continue
-            })
-        });
+    };
+    let named = entry.depth() == 0;
+    let absolute = std::path::absolute(entry.path()).unwrap_or_else(|_| entry.path().to_path_buf());
+    let settings = match options.configs.for_path(&absolute) {
+        Ok(settings) => settings,
+        Err(err) => {
+            run.config_error.lock().unwrap().get_or_insert(err);
+            return ignore::WalkState::Quit;
+        }
+    };
+    let excluded = match named {
+        false => settings.excludes(&absolute),
+        true => options.force_exclude && settings.excludes_named(&absolute),
+    };
+    if excluded {
+        return ignore::WalkState::Skip;
     }
-    if let Some(err) = config_error.into_inner().unwrap() {
-        return Err(err);
+    let is_file = entry.file_type().is_some_and(|t| t.is_file() || (named && !t.is_dir()));
+    let is_python = entry.path().extension().is_some_and(|e| e == "py");
+    if is_file && (named || is_python) {
+        let selection = settings.selection_for(&absolute);
+        let result = lint_file(entry.path(), &selection, &run.cache, options.fix);
+        let mut outcome = run.outcome.lock().unwrap();
+        match result {
+            Ok(linted) => {
+                outcome.files += 1;
+                outcome.lines += linted.lines;
+                outcome.findings.extend(linted.findings);
+                outcome.fixed += linted.fixed;
+                outcome.changed.extend(linted.changed);
+            }
+            Err(unreadable) => outcome.unreadable.push(unreadable),
+        }
     }
-    let mut outcome = outcome.into_inner().unwrap();
-    outcome
-        .findings
-        .sort_by(|a, b| (&a.path, a.line, a.column, a.code).cmp(&(&b.path, b.line, b.column, b.code)));
-    outcome.unreadable.sort_by(|a, b| a.path.cmp(&b.path));
-    outcome.changed.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(outcome)
+    ignore::WalkState::Continue
 }
 
 /// Whether a file named on the command line may hold Python: a `.py`, `.pyi` or `.pyw`
