@@ -2,14 +2,13 @@
 //! what `# noqa` suppresses, and locate each report as a [`Violation`].
 
 use crate::checker::Checker;
-use crate::rule_doc::Severity;
+use crate::rule_doc::{RuleDoc, Severity};
 use crate::selection::Selection;
 use crate::violation::{Violation, SYNTAX_ERROR};
-use crate::{noqa, rules, source};
+use crate::{rules, source};
 use assertscope_flow::flow::Flow;
 use assertscope_flow::semantic::Semantic;
-use assertscope_flow::{summary, Evidence, Place, Related};
-use ruff_text_size::TextRange;
+use assertscope_flow::summary;
 
 /// Lints one file's text. `path` is only used to label the findings.
 pub fn lint_source(path: &str, text: &str, selection: &Selection) -> Vec<Violation> {
@@ -52,30 +51,12 @@ pub fn lint_source_with(
     let sem = Semantic::build(parsed.suite());
     let nested_too_deep = sem.truncated;
     if !active.is_empty() && !other_framework(&sem) {
-        let checker = Checker::new(&sem, Flow::new(&sem, imports), text);
+        let docs: Vec<&RuleDoc> = active.iter().map(|r| &r.doc).collect();
+        let checker = Checker::new(&sem, Flow::new(&sem, imports), &parsed, path, &docs);
         for rule in &active {
             (rule.check)(&checker);
         }
-        let noqa = noqa::Directives::from_source(&parsed);
-        for diagnostic in checker.into_diagnostics() {
-            let Some(rule) = active.iter().find(|r| r.doc.code == diagnostic.code) else { continue };
-            if noqa.suppresses(parsed.line_of(diagnostic.range.start()), diagnostic.code) {
-                continue;
-            }
-            let mut finding = source::locate(
-                &parsed,
-                path,
-                rule.doc.code,
-                rule.doc.severity,
-                diagnostic.range,
-                diagnostic.message,
-                Some(diagnostic.help),
-                Some(rule.doc.cause),
-            );
-            finding.related = locate_evidence(&parsed, path, diagnostic.range, diagnostic.evidence);
-            finding.fix = diagnostic.fix;
-            findings.push(finding);
-        }
+        findings.extend(checker.into_violations());
     }
     drop(sem);
     findings.sort_by(|a, b| (a.line, a.column, a.code).cmp(&(b.line, b.column, b.code)));
@@ -96,30 +77,4 @@ fn other_framework(sem: &Semantic) -> bool {
         )
     });
     other && !roots().any(|r| r == "torch")
-}
-
-/// Locates a finding's evidence, leaving out steps on the primary span itself and repeats.
-fn locate_evidence(
-    parsed: &source::SourceFile,
-    path: &str,
-    primary: TextRange,
-    evidence: Vec<Evidence>,
-) -> Vec<Related> {
-    let mut out: Vec<Related> = Vec::new();
-    for step in evidence {
-        let related = match step.place {
-            Place::Here(range) if range == primary || primary.contains_range(range) => continue,
-            Place::Here(range) => parsed.locate_related(path, range, step.label),
-            Place::Elsewhere(mut related) => {
-                related.label = step.label;
-                related
-            }
-        };
-        let same =
-            |r: &Related| r.path == related.path && r.line == related.line && r.column == related.column;
-        if !out.iter().any(same) {
-            out.push(related);
-        }
-    }
-    out
 }

@@ -4,6 +4,7 @@
 use crate::rule_doc::Severity;
 use crate::violation::Violation;
 pub use assertscope_flow::source::SourceFile;
+use assertscope_flow::{Evidence, Place, Related};
 use ruff_text_size::TextRange;
 
 /// A finding of rule `code` at `range` of `parsed`, located for people and tools.
@@ -35,4 +36,30 @@ pub fn locate(
         related: Vec::new(),
         fix: None,
     }
+}
+
+/// Locates a finding's evidence, leaving out steps on the primary span itself and repeats.
+pub fn locate_evidence(
+    parsed: &SourceFile,
+    path: &str,
+    primary: TextRange,
+    evidence: Vec<Evidence>,
+) -> Vec<Related> {
+    let mut out: Vec<Related> = Vec::new();
+    for step in evidence {
+        let related = match step.place {
+            Place::Here(range) if range == primary || primary.contains_range(range) => continue,
+            Place::Here(range) => parsed.locate_related(path, range, step.label),
+            Place::Elsewhere(mut related) => {
+                related.label = step.label;
+                related
+            }
+        };
+        let same =
+            |r: &Related| r.path == related.path && r.line == related.line && r.column == related.column;
+        if !out.iter().any(same) {
+            out.push(related);
+        }
+    }
+    out
 }
