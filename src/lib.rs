@@ -6,6 +6,8 @@
 //! [`commands`] (one module per subcommand).
 
 pub use assertscope_logs::{kb, log};
+// Lint is the crate `assertscope-lint`; what it shows a person is drawn here (`lint_render`).
+pub use assertscope_lint as lint;
 
 pub mod check;
 pub mod cli;
@@ -15,7 +17,7 @@ pub mod diagnose;
 pub mod diagnostic;
 pub mod exit;
 pub mod guard_report;
-pub mod lint;
+pub mod lint_render;
 pub mod origin;
 pub mod progress;
 // `run` and what injects the guard into a child (`scan`, `doctor`) are built on Unix

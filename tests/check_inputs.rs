@@ -26,7 +26,7 @@ fn a_header_of_any_width_is_read() {
     let d = run.diagnosis("target-out-of-range");
     assert_eq!(d["values"]["bad_count"], 2, "{}", run.stdout);
     // The rows and lines of the findings count the header.
-    assert_eq!(d["evidence"].to_string().contains("wide.csv:12"), true, "{}", run.stdout);
+    assert!(d["evidence"].to_string().contains("wide.csv:12"), "{}", run.stdout);
     // A column the wide header lacks is named, with the first columns and how many there are.
     let err =
         check_fails(dir.path(), &["wide.csv", "--column", "lable"], &["no column `lable`", "feature_0"]);

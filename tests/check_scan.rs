@@ -315,11 +315,12 @@ fn a_python_without_torch_or_a_missing_file_is_one_line() {
 /// Starts `scan shapes.py:slow` in a process group of its own (as a shell runs a job), its
 /// stderr to a file, and returns it with the pid of its Python child once the child is
 /// iterating.
+#[expect(clippy::zombie_processes, reason = "the child is returned to the caller, which waits on it")]
 fn start_slow_scan(dir: &std::path::Path) -> (std::process::Child, i32) {
     use std::os::unix::process::CommandExt;
     std::fs::write(dir.join("shapes.py"), SHAPES).unwrap();
     let python = python();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_assertscope"))
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_assertscope"))
         .args(["scan", "shapes.py:slow", "--no-progress", "--python", python.to_str().unwrap()])
         .current_dir(dir)
         .stdout(std::process::Stdio::null())
@@ -333,7 +334,11 @@ fn start_slow_scan(dir: &std::path::Path) -> (std::process::Child, i32) {
         if let Some(pid) = std::fs::read_to_string(&pid_file).ok().and_then(|s| s.trim().parse().ok()) {
             return (child, pid);
         }
-        assert!(start.elapsed() < std::time::Duration::from_secs(300), "the scan never started");
+        if start.elapsed() > std::time::Duration::from_secs(300) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the scan never started");
+        }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }

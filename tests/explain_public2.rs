@@ -21,7 +21,7 @@ const FRAME_BAR: usize = 80;
 fn second_public_set_gets_its_cause_and_user_frame() {
     let logs = labelled::set("public2");
     let score = Score::of(&logs, |log| Some(explain_file(&log.path)));
-    println!("{:<6} {:<6} {:<6} {:<30} {}", "log", "cause", "frame", "got cause", "got frame");
+    println!("{:<6} {:<6} {:<6} {:<30} got frame", "log", "cause", "frame", "got cause");
     for o in &score.outcomes {
         let mark = |ok: bool| if ok { "ok" } else { "WRONG" };
         println!(

@@ -55,7 +55,10 @@ fn block_quote(text: &str) -> String {
     text.lines().map(|l| format!("> {l}")).collect::<Vec<_>>().join("\n") + "\n"
 }
 
-const TRANSFORMATIONS: &[(&str, fn(&str) -> String)] = &[
+/// A way a log is transcribed: its name, and the text as transcribed that way.
+type Transformation = (&'static str, fn(&str) -> String);
+
+const TRANSFORMATIONS: &[Transformation] = &[
     ("lower case", lower_case),
     ("doubled spaces", doubled_spaces),
     ("inline backticks", backticks),

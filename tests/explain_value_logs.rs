@@ -73,11 +73,14 @@ fn a_cut_traceback_is_stated_with_low_confidence() {
 /// ending in it, comes out with its cause, op and the user's frame in every paste form:
 /// as printed, in backticks, re-typed in lower case or with doubled blanks, block-quoted,
 /// and broken over two lines.
+/// A way a message reaches a log: its name, and the message as pasted that way.
+type PasteForm = (&'static str, fn(&str) -> String);
+
 #[test]
 fn every_catalogue_message_is_explained_in_every_paste_form() {
     use assertscope::kb::KnowledgeBase;
     let kb = KnowledgeBase::get();
-    let forms: [(&str, fn(&str) -> String); 6] = [
+    let forms: [PasteForm; 6] = [
         ("as printed", |m| m.to_string()),
         ("backticks", |m| format!("`{m}`")),
         ("lower case", |m| m.to_lowercase()),

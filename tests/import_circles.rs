@@ -1,11 +1,16 @@
-//! No import circles between the modules (files) of any crate of the workspace.
+//! No import circles between the modules (files) of any crate of the workspace, and no
+//! module that takes from its parent (a `mod.rs` or a crate root) what belongs in a sibling.
 //!
 //! A module depends on another when its code names it: a `use` of `crate::`, `super::`,
 //! `self::` or a child module's path, or the same path written inline (`super::Thing`,
 //! `child::run()`). `mod child;` alone is no dependency, and neither is a module's use of
-//! its own descendants: a parent that calls its children is the tree's shape, and a child
-//! may take what its parent defines for all its children. A circle (two or more files that
-//! reach each other otherwise) is a place where no file can be read without the others.
+//! its own descendants: a parent that calls its children is the tree's shape. A circle (two
+//! or more files that reach each other otherwise) is a place where no file can be read
+//! without the others. A child that takes a type or a function its parent defines (or
+//! re-exports from one of its own children) hides a circle the other way: the parent calls
+//! the child and the child leans on the parent, so neither reads alone; what both need
+//! belongs in a sibling module of its own. Code under `#[cfg(test)]` is left out: a test
+//! module's `use super::*` is how Rust tests are written.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -91,6 +96,41 @@ fn code_of(file: &Path) -> String {
             i += c.len_utf8();
         }
     }
+    without_tests(&out)
+}
+
+/// `code` without the items under `#[cfg(test)]` (a `mod tests { … }` or a single item).
+fn without_tests(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    let next_test_item =
+        |text: &str| ["#[cfg(test)]", "#[cfg(all(test,"].iter().filter_map(|attr| text.find(attr)).min();
+    while let Some(at) = next_test_item(rest) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at..];
+        // The item ends at its closing brace (braces counted) or at a `;` before any brace.
+        let mut depth = 0usize;
+        let mut end = after.len();
+        for (i, c) in after.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = i + 1;
+                        break;
+                    }
+                }
+                ';' if depth == 0 => {
+                    end = i + 1;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
     out
 }
 
@@ -189,6 +229,15 @@ fn tokenize(code: &str) -> Vec<String> {
 
 /// The module a path lands in: the deepest module its leading segments name.
 fn resolve(krate: &Crate, from: &[String], path: &[String]) -> Option<Vec<String>> {
+    resolve_with_rest(krate, from, path).map(|(module, _)| module)
+}
+
+/// The module a path lands in, and the first segment past it (the item it names there).
+fn resolve_with_rest(
+    krate: &Crate,
+    from: &[String],
+    path: &[String],
+) -> Option<(Vec<String>, Option<String>)> {
     let mut at: Vec<String> = from.to_vec();
     let mut segments = path.iter().peekable();
     match segments.peek().map(|s| s.as_str()) {
@@ -209,11 +258,73 @@ fn resolve(krate: &Crate, from: &[String], path: &[String]) -> Option<Vec<String
         let mut deeper = at.clone();
         deeper.push(segment.clone());
         if !krate.files.contains_key(&deeper) {
-            break;
+            return Some((at, Some(segment.clone())));
         }
         at = deeper;
     }
-    Some(at)
+    Some((at, None))
+}
+
+/// What a module's file defines at its top level (types, functions, constants, traits,
+/// macros), and what it re-exports from its own children (`pub use child::Thing`).
+fn own_items(code: &str) -> BTreeSet<String> {
+    let children: BTreeSet<String> = declared_modules(code).into_iter().collect();
+    let tokens = tokenize(code);
+    let mut items = BTreeSet::new();
+    let mut depth = 0usize;
+    for (i, token) in tokens.iter().enumerate() {
+        match token.as_str() {
+            "{" => depth += 1,
+            "}" => depth = depth.saturating_sub(1),
+            "struct" | "enum" | "fn" | "trait" | "type" | "const" | "static" | "union" if depth == 0 => {
+                if let Some(name) = tokens.get(i + 1).filter(|n| is_word(n) && !is_keyword(n)) {
+                    items.insert(name.clone());
+                }
+            }
+            "macro_rules" if depth == 0 => {
+                if let Some(name) = tokens.get(i + 2) {
+                    items.insert(name.clone());
+                }
+            }
+            "use" if depth == 0 && i > 0 && (tokens[i - 1] == "pub" || tokens[i - 1] == ")") => {
+                for path in expand(&tokens, i + 1, Vec::new()).0 {
+                    let path: Vec<&String> = path.iter().skip_while(|s| *s == "self").collect();
+                    if path.len() > 1 && children.contains(path[0].as_str()) {
+                        items.insert(path[path.len() - 1].clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    items
+}
+
+fn is_keyword(word: &str) -> bool {
+    matches!(word, "fn" | "_" | "mut" | "unsafe" | "async" | "extern")
+}
+
+/// Every place where a module takes an item its parent (or a further ancestor) defines or
+/// re-exports from a child: `(module, ancestor, item)`.
+fn taken_from_ancestors(krate: &Crate) -> Vec<(Vec<String>, Vec<String>, String)> {
+    let items: BTreeMap<&Vec<String>, BTreeSet<String>> =
+        krate.files.iter().map(|(module, file)| (module, own_items(&code_of(file)))).collect();
+    let mut taken = BTreeSet::new();
+    for (module, file) in &krate.files {
+        let code = code_of(file);
+        let children: BTreeSet<String> = declared_modules(&code).into_iter().collect();
+        for path in paths_in(&code, &children) {
+            let Some((target, Some(name))) = resolve_with_rest(krate, module, &path) else { continue };
+            if target.len() >= module.len() || !module.starts_with(&target) {
+                continue;
+            }
+            let defined = &items[&target];
+            if defined.contains(&name) || (name == "*" && !defined.is_empty()) {
+                taken.insert((module.clone(), target, name));
+            }
+        }
+    }
+    taken.into_iter().collect()
 }
 
 fn edges(krate: &Crate) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
@@ -361,6 +472,74 @@ fn the_reader_sees_a_circle_through_a_parent_and_through_braces() {
     write("run/output.rs", "pub struct Sink;\nfn back() { super::feed::start() }\n");
     let edges = super_edges(&dir.path().join("lib.rs"));
     assert_eq!(circles(&edges), vec![vec![path(&["run", "feed"]), path(&["run", "output"])]]);
+}
+
+/// Parents whose children still take from them what belongs in a sibling, with how many
+/// (child, item) pairs: the number may only fall. `check`'s data checks take their `Finding`,
+/// `Context` and helpers from `checks/mod.rs`; the knowledge base's and the log reader's
+/// children their shared types from `kb/mod.rs` and `log/mod.rs`.
+const KNOWN_PARENTS: &[(&str, usize)] = &[
+    ("crates/logs/src/kb/mod.rs", 8),
+    ("crates/logs/src/log/mod.rs", 6),
+    ("src/check/checks/mod.rs", 61),
+    ("src/check/mod.rs", 27),
+];
+
+#[test]
+fn no_module_takes_from_its_parent_what_belongs_in_a_sibling() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut by_parent: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for root in crate_roots() {
+        let krate = module_tree(&root);
+        let name = |m: &Vec<String>| {
+            let file = &krate.files[m];
+            file.strip_prefix(workspace).unwrap_or(file).display().to_string()
+        };
+        for (module, ancestor, item) in taken_from_ancestors(&krate) {
+            by_parent.entry(name(&ancestor)).or_default().push(format!("{} takes {item}", name(&module)));
+        }
+    }
+    let mut wrong = Vec::new();
+    for (parent, taken) in &by_parent {
+        let allowed = KNOWN_PARENTS.iter().find(|(p, _)| p == parent).map_or(0, |(_, n)| *n);
+        if taken.len() > allowed {
+            wrong.push(format!(
+                "{parent}: {} taken by its children (at most {allowed}): move what they share into a sibling\n    {}",
+                taken.len(),
+                taken.join("\n    ")
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_reader_sees_a_child_take_from_its_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("lib.rs", "pub mod rules;\npub mod shared;\npub use shared::Helper;\npub struct Doc;\n");
+    write("shared.rs", "pub struct Helper;\n");
+    write(
+        "rules/mod.rs",
+        "mod one;\npub use one::Rule;\npub fn snippet() {}\nimpl X { fn inner() {} }\n#[cfg(test)]\nmod tests { use super::*; }\n",
+    );
+    write(
+        "rules/one.rs",
+        "use super::snippet;\nuse crate::{Doc, Helper};\nuse crate::shared::Helper as H;\npub struct Rule;\n\
+         fn f() { super::super::Doc; }\n#[cfg(test)]\nmod tests { use super::super::inner; }\n",
+    );
+    let krate = module_tree(&dir.path().join("lib.rs"));
+    let taken: Vec<String> = taken_from_ancestors(&krate)
+        .into_iter()
+        .map(|(module, ancestor, item)| format!("{} <- {}: {item}", module.join("::"), ancestor.join("::")))
+        .collect();
+    // `shared::Helper` named through its own module is no finding; a function inside an
+    // `impl` is no item of the file; a test module's imports are left out.
+    assert_eq!(taken, ["rules::one <- : Doc", "rules::one <- : Helper", "rules::one <- rules: snippet"]);
 }
 
 // --- Python ---------------------------------------------------------------------------

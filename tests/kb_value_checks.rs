@@ -58,14 +58,14 @@ fn excerpts() -> Vec<Excerpt> {
 }
 
 impl Excerpt {
-    fn from_wheel(&self) -> bool {
+    fn read_from_a_wheel(&self) -> bool {
         self.repo == WHEEL_REPO
     }
 
     /// The kernel file: the file the text was read from, or the one a wheel's strings
     /// belong to.
     fn kernel_path(&self) -> &str {
-        if self.from_wheel() {
+        if self.read_from_a_wheel() {
             &self.kernel
         } else {
             &self.path
@@ -97,7 +97,7 @@ fn wheel_templates(e: &Excerpt) -> (Vec<String>, Vec<&str>) {
 }
 
 fn checks_of(e: &Excerpt) -> Vec<Check> {
-    if e.from_wheel() {
+    if e.read_from_a_wheel() {
         let (templates, _) = wheel_templates(e);
         templates
             .into_iter()
@@ -283,7 +283,7 @@ fn every_excerpt_records_where_it_was_read() {
         assert!(full_hash, "{}: commit {:?} is not a full hash", e.path, e.commit);
         assert!(FAMILIES.contains(&e.family.as_str()), "{}: family {:?}", e.path, e.family);
         assert!(!e.versions.trim().is_empty(), "{}: no versions", e.path);
-        if e.from_wheel() {
+        if e.read_from_a_wheel() {
             assert!(
                 !e.wheel.is_empty() && e.kernel.starts_with("aten/"),
                 "{}: wheel {:?}, kernel {:?}",
@@ -335,7 +335,7 @@ fn every_message_and_kernel_is_found_in_a_source() {
 /// What a source can print: its string literals (or a check's stringified condition), or a
 /// wheel's C strings, joined.
 fn source_strings(e: &Excerpt) -> String {
-    if e.from_wheel() {
+    if e.read_from_a_wheel() {
         return wheel_templates(e).1.concat();
     }
     let mut out = String::new();
@@ -376,7 +376,7 @@ fn every_wheel_string_is_in_the_installed_wheel() {
     let all = excerpts();
     let mut wanted: Vec<(String, Vec<u8>)> = Vec::new();
     let mut library = None;
-    for e in all.iter().filter(|e| e.from_wheel()) {
+    for e in all.iter().filter(|e| e.read_from_a_wheel()) {
         if version.split('+').next() != Some(e.wheel.as_str()) {
             skip(&format!("{}: torch {} is not installed (found {version})", e.op, e.wheel));
             continue;

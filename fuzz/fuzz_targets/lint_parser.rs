@@ -5,6 +5,7 @@
 
 use assertscope::lint::walk::LintRun;
 use assertscope::lint::{lint_source, output, Selection};
+use assertscope::lint_render;
 use assertscope::render::style::Palette;
 use libfuzzer_sys::fuzz_target;
 
@@ -16,6 +17,6 @@ fuzz_target!(|data: &[u8]| {
     }
     let outcome = LintRun { findings, files: 1, lines: text.lines().count(), ..LintRun::default() };
     let mut rendered = Vec::new();
-    output::write_text(&mut rendered, &outcome, &Palette::new(false), false).unwrap();
+    lint_render::write_text(&mut rendered, &outcome, &Palette::new(false), false).unwrap();
     output::write_sarif(&mut Vec::new(), &outcome).unwrap();
 });

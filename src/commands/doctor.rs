@@ -190,9 +190,8 @@ fn probe(python: &PathBuf) -> anyhow::Result<Probe> {
     let warnings: Vec<&str> = std::str::from_utf8(&out.stderr)
         .unwrap_or("")
         .lines()
-        .filter(|l| {
-            !l.trim().is_empty() && !(torch_missing && l.contains("torch is not installed for this Python"))
-        })
+        .filter(|l| !l.trim().is_empty())
+        .filter(|l| !(torch_missing && l.contains("torch is not installed for this Python")))
         .collect();
     if !warnings.is_empty() {
         probe.stderr = Some(warnings.join("\n"));
@@ -233,31 +232,51 @@ fn nvidia_smi() -> NvidiaSmi {
 
 fn render(r: &DoctorReport, p: &Palette) -> String {
     let mut out = String::new();
-    let ok = |s: &str| format!("{}{s}{}", p.help, p.reset);
-    let bad = |s: &str| format!("{}{s}{}", p.error, p.reset);
-    let warn = |s: &str| format!("{}{s}{}", p.warning, p.reset);
-    let line =
-        |out: &mut String, k: &str, v: String| out.push_str(&format!("{}{k:<22}{} {v}\n", p.bold, p.reset));
-    line(&mut out, "assertscope", format!("{} ({})", r.assertscope, r.os));
+    line(&mut out, p, "assertscope", format!("{} ({})", r.assertscope, r.os));
     let probe = &r.probe;
     if let Some(e) = &probe.error {
-        line(&mut out, "python", bad(e));
+        line(&mut out, p, "python", bad(p, e));
         return out;
     }
     if let Some(py) = &probe.python {
-        line(&mut out, "python", format!("{} {}", py.version, py.executable));
+        line(&mut out, p, "python", format!("{} {}", py.version, py.executable));
     }
     let unknown = TorchInfo::default();
-    let t = probe.torch.as_ref().unwrap_or(&unknown);
+    render_torch(&mut out, probe.torch.as_ref().unwrap_or(&unknown), p);
+    render_nvidia_smi(&mut out, &r.nvidia_smi, p);
+    let set: Vec<String> =
+        probe.env.iter().filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={v}"))).collect();
+    line(&mut out, p, "debug variables", if set.is_empty() { "none set".to_string() } else { set.join(" ") });
+    let guard = match &probe.guard {
+        Some(g) if g.hook_ran => match g.guarded {
+            Some(true) => ok(p, "can be injected (checked: it switched on in this Python)"),
+            Some(false) => warn(p, "the start-up hook ran, but the guard did not switch on"),
+            None => ok(p, "the start-up hook runs in this Python (the guard starts when torch is imported)"),
+        },
+        _ => bad(p, "cannot be injected: this Python did not run assertscope's sitecustomize (python -I/-S, or PYTHONPATH ignored)"),
+    };
+    line(&mut out, p, "guard", guard);
+    if let Some(s) = &probe.stderr {
+        line(&mut out, p, "python stderr", warn(p, s));
+    }
+    out
+}
+
+/// What torch is, how it was built, and whether it sees a GPU.
+fn render_torch(out: &mut String, t: &TorchInfo, p: &Palette) {
     let q = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".to_string());
     if !t.installed {
         line(
-            &mut out,
+            out,
+            p,
             "torch",
-            bad(&format!(
-                "not importable ({}): install it into this Python (pip install torch) or pass --python",
-                q(&t.error)
-            )),
+            bad(
+                p,
+                &format!(
+                    "not importable ({}): install it into this Python (pip install torch) or pass --python",
+                    q(&t.error)
+                ),
+            ),
         );
     } else {
         let build = match (&t.cuda_build, &t.hip_build) {
@@ -266,34 +285,43 @@ fn render(r: &DoctorReport, p: &Palette) -> String {
             _ => "CPU-only build".to_string(),
         };
         let cudnn = t.cudnn.map_or("none".to_string(), cudnn_version);
-        line(&mut out, "torch", format!("{} ({build}, cuDNN {cudnn})", q(&t.version)));
+        line(out, p, "torch", format!("{} ({build}, cuDNN {cudnn})", q(&t.version)));
         if t.cuda_available {
             line(
-                &mut out,
+                out,
+                p,
                 "cuda",
-                ok(&format!(
-                    "available, {} device(s), kernels for {}",
-                    t.devices.len(),
-                    t.arch_list.join(" ")
-                )),
+                ok(
+                    p,
+                    &format!(
+                        "available, {} device(s), kernels for {}",
+                        t.devices.len(),
+                        t.arch_list.join(" ")
+                    ),
+                ),
             );
             for d in &t.devices {
                 line(
-                    &mut out,
+                    out,
+                    p,
                     &format!("  gpu {}", d.index),
                     format!("{} (sm_{}, {} GiB)", d.name, d.capability.replace('.', ""), d.memory_gib),
                 );
             }
         } else {
             let why = t.cuda_error.as_ref().map_or(String::new(), |e| format!(": {e}"));
-            line(&mut out, "cuda", warn(&format!("not available to torch{why}")));
+            line(out, p, "cuda", warn(p, &format!("not available to torch{why}")));
         }
     }
-    let smi = &r.nvidia_smi;
+}
+
+/// What the NVIDIA driver says of each GPU.
+fn render_nvidia_smi(out: &mut String, smi: &NvidiaSmi, p: &Palette) {
     if smi.found {
         for g in &smi.gpus {
             line(
-                &mut out,
+                out,
+                p,
                 "nvidia-smi",
                 format!(
                     "gpu {}: {}, driver {}, {} used of {}",
@@ -302,27 +330,28 @@ fn render(r: &DoctorReport, p: &Palette) -> String {
             );
         }
         if let Some(e) = &smi.error {
-            line(&mut out, "nvidia-smi", bad(e));
+            line(out, p, "nvidia-smi", bad(p, e));
         }
     } else {
-        line(&mut out, "nvidia-smi", "not found (no NVIDIA driver on this machine)".to_string());
+        line(out, p, "nvidia-smi", "not found (no NVIDIA driver on this machine)".to_string());
     }
-    let set: Vec<String> =
-        probe.env.iter().filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={v}"))).collect();
-    line(&mut out, "debug variables", if set.is_empty() { "none set".to_string() } else { set.join(" ") });
-    let guard = match &probe.guard {
-        Some(g) if g.hook_ran => match g.guarded {
-            Some(true) => ok("can be injected (checked: it switched on in this Python)"),
-            Some(false) => warn("the start-up hook ran, but the guard did not switch on"),
-            None => ok("the start-up hook runs in this Python (the guard starts when torch is imported)"),
-        },
-        _ => bad("cannot be injected: this Python did not run assertscope's sitecustomize (python -I/-S, or PYTHONPATH ignored)"),
-    };
-    line(&mut out, "guard", guard);
-    if let Some(s) = &probe.stderr {
-        line(&mut out, "python stderr", warn(s));
-    }
-    out
+}
+
+/// One `key  value` line of the report.
+fn line(out: &mut String, p: &Palette, k: &str, v: String) {
+    out.push_str(&format!("{}{k:<22}{} {v}\n", p.bold, p.reset));
+}
+
+fn ok(p: &Palette, s: &str) -> String {
+    format!("{}{s}{}", p.help, p.reset)
+}
+
+fn bad(p: &Palette, s: &str) -> String {
+    format!("{}{s}{}", p.error, p.reset)
+}
+
+fn warn(p: &Palette, s: &str) -> String {
+    format!("{}{s}{}", p.warning, p.reset)
 }
 
 /// cuDNN's version number as people write it: `torch.backends.cudnn.version()` is

@@ -1,4 +1,5 @@
-//! `assertscope lint PATH…`: static checks of training code (see `crate::lint`).
+//! `assertscope lint PATH…`: static checks of training code (the crate `assertscope-lint`;
+//! what a person reads is drawn by `crate::lint_render`).
 //!
 //! Exit status as with ruff: 0 nothing found (or `--exit-zero`), 1 problems found, 2 a path
 //! could not be read or the arguments are wrong.
@@ -7,6 +8,7 @@ use crate::exit;
 use crate::lint::config::Configs;
 use crate::lint::walk::{FixMode, WalkOptions};
 use crate::lint::{output, walk, Selection};
+use crate::lint_render;
 use crate::render::style::{ColorChoice, Palette};
 use std::io::Write;
 use std::path::PathBuf;
@@ -70,14 +72,6 @@ pub struct LintArgs {
 pub fn execute(args: LintArgs) -> anyhow::Result<u8> {
     let command_line = Selection::new(&args.select, &args.ignore)?;
     let configs = Configs::new(args.config.as_deref(), args.isolated, command_line)?;
-    // A file named on the command line is linted whatever its name, unless its extension
-    // says it is something else: Markdown parsed as Python would report "no problems".
-    if let Some(path) = args.paths.iter().find(|p| p.is_file() && !walk::may_be_python(p)) {
-        anyhow::bail!(
-            "{}: not a Python file (lint reads .py and .pyi files, and scripts without an extension)",
-            path.display()
-        );
-    }
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let fix = match (args.fix, args.diff) {
         (true, _) => FixMode::Apply { unsafe_fixes: args.unsafe_fixes },
@@ -98,10 +92,10 @@ pub fn execute(args: LintArgs) -> anyhow::Result<u8> {
     let mut out = std::io::BufWriter::new(stdout.lock());
     let palette = Palette::new(args.color.for_stdout());
     if args.diff {
-        output::write_diff(&mut out, &outcome, &palette)?;
+        lint_render::write_diff(&mut out, &outcome, &palette)?;
     } else {
         match args.format {
-            Format::Text => output::write_text(&mut out, &outcome, &palette, args.unsafe_fixes)?,
+            Format::Text => lint_render::write_text(&mut out, &outcome, &palette, args.unsafe_fixes)?,
             Format::Json => output::write_json(&mut out, &outcome)?,
             Format::Sarif => output::write_sarif(&mut out, &outcome)?,
             Format::Github => output::write_github(&mut out, &outcome)?,

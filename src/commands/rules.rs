@@ -85,7 +85,7 @@ pub fn execute(args: RulesArgs) -> anyhow::Result<u8> {
                         "example": rule.example, "fix": rule.fix, "cause": rule.cause,
                     }))? + "\n";
                 }
-                (None, Some(rule)) => out = crate::lint::render_rule_doc(rule, &p),
+                (None, Some(rule)) => out = crate::lint_render::rule_page(rule, &p),
                 (None, None) => {
                     let mut known: Vec<&str> = kb.causes.iter().map(|c| c.id.as_str()).collect();
                     known.extend(rules.iter().map(|r| r.code));

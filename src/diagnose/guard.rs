@@ -8,7 +8,7 @@
 //! note per tensor. Under `assertscope run` the message is the headline alone (the run's
 //! own report follows); the traceback above it then gives the user's line.
 
-use super::{Failure, Strength};
+use super::failure::{Failure, Strength};
 use crate::contract::guard_text;
 use crate::kb::KnowledgeBase;
 use crate::log::traceback::ExceptionText;

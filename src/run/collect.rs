@@ -48,7 +48,10 @@ pub fn read_reports(dir: &Path, run_id: &str) -> Vec<GuardReport> {
             .and_then(|text| GuardReport::parse(&text));
         match parsed {
             Ok(r) => reports.push(r),
-            Err(e) => super::warn(&format!("{}: not a guard report ({e:#}); left out", file.path.display())),
+            Err(e) => super::notices::warn(&format!(
+                "{}: not a guard report ({e:#}); left out",
+                file.path.display()
+            )),
         }
     }
     reports.sort_by(|a, b| a.time.total_cmp(&b.time));

@@ -1,7 +1,7 @@
 //! The child's command line and environment: the program resolved as `execvp` would,
 //! and the variables that inject the guard.
 
-use super::{GuardMode, Options};
+use super::options::{GuardMode, Options};
 use crate::contract;
 use crate::pyembed::Materialized;
 use std::ffi::{OsStr, OsString};

@@ -20,8 +20,8 @@
 //! On Linux `run` is also the job's subreaper: a process the job leaves behind (a
 //! double-forked daemon) stays below `run`, which reaps it and can find it (`tree`).
 
+use super::options::Ended;
 use super::signals::{self, Signals};
-use super::Ended;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::time::{Duration, Instant};

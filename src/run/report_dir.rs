@@ -10,7 +10,25 @@
 //! (which names one job, unlike its endpoint, which later jobs reuse); else a fresh one.
 
 use super::command;
+use anyhow::Context;
 use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// Checks a `--report-dir` before the command starts, creating it if needed; the path is
+/// made absolute, as the command may change directory.
+pub fn prepare_report_dir(dir: &Path) -> anyhow::Result<PathBuf> {
+    let dir = std::path::absolute(dir).with_context(|| format!("--report-dir {}", dir.display()))?;
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("--report-dir {}: cannot create it", dir.display()))?;
+    anyhow::ensure!(dir.is_dir(), "--report-dir {}: not a directory", dir.display());
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .with_context(|| format!("--report-dir {}: contains a NUL byte", dir.display()))?;
+    // SAFETY: access(2) only reads the NUL-terminated path.
+    let writable = unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } == 0;
+    anyhow::ensure!(writable, "--report-dir {}: not writable", dir.display());
+    Ok(dir)
+}
 
 /// This run's id (see the module's documentation); `shared` when `--report-dir` was given.
 pub fn run_id(command_line: &[OsString], shared: bool) -> std::io::Result<String> {

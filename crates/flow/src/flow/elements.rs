@@ -2,7 +2,8 @@
 //! sample a local `Dataset` returns (through its `DataLoader`), a call's returns.
 
 use super::expressions::{batched, is_logits_name};
-use super::{Facts, Flow, Instance};
+use crate::facts::Facts;
+use super::engine::{Flow, Instance};
 use crate::semantic::{argument, Bound, ScopeId};
 use ruff_python_ast::{self as ast, Expr};
 

@@ -1,7 +1,7 @@
 //! Where a value comes from inside one module: the expression an assignment, a `self.attr`
 //! store or a config field gave it, and the arguments a function's call sites pass.
 
-use super::{Flow, Instance, FUEL, MAX_CALL_SITES, MAX_DEPTH};
+use super::engine::{Flow, Instance, FUEL, MAX_CALL_SITES, MAX_DEPTH};
 use crate::semantic::{argument, Bound, ClassId, ScopeId, ScopeKind};
 use ruff_python_ast::{self as ast, Expr};
 

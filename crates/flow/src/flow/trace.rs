@@ -2,7 +2,8 @@
 //! with no sigmoid, a `one_hot`, a `.view(-1, 1)`) to where a rule found it, as secondary
 //! spans ("defined here", "passed here", "returned here"). Walked only for findings.
 
-use super::{Facts, Flow, Instance, FUEL};
+use crate::facts::Facts;
+use super::engine::{Flow, Instance, FUEL};
 use crate::evidence::{Evidence, Place};
 use crate::semantic::{argument, Bound, ScopeId};
 use ruff_python_ast::{self as ast, Expr};

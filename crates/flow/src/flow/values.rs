@@ -2,7 +2,7 @@
 //! output scores (its last layer's size) and the highest label a target can hold (drawn by
 //! `randint`, set by `t[...] = 255`, carried through a TensorDataset and its DataLoader).
 
-use super::{Flow, Instance, FUEL};
+use super::engine::{Flow, Instance, FUEL};
 use crate::evidence::{Evidence, Place};
 use crate::semantic::{argument, int_literal, Bound, ClassInfo, ScopeId};
 use ruff_python_ast::{self as ast, Expr, Operator};

@@ -10,7 +10,7 @@ use super::made::{self, Values};
 use super::names::{operator_text, statement_start};
 use super::project::Module;
 use super::resolve::Object;
-use super::Role;
+use super::query::Role;
 use crate::semantic::{Bound, ClassId, ScopeId, MODULE};
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::{Ranged, TextSize};

@@ -6,7 +6,7 @@
 use super::follow::{Cursor, Outcome, Sel, Walker};
 use super::made;
 use super::resolve::Object;
-use super::Role;
+use super::query::Role;
 use crate::semantic::argument;
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::{Ranged, TextSize};

@@ -9,7 +9,7 @@ use super::follow::{Cursor, Draft, Walker};
 use super::made;
 use super::project::Module;
 use super::resolve::Object;
-use super::Role;
+use super::query::Role;
 use crate::semantic::{Bound, ScopeId};
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;

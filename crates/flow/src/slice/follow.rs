@@ -6,7 +6,7 @@
 
 use super::made::{self, Values};
 use super::project::{Module, Project};
-use super::{Chain, Query, Role};
+use super::query::{Chain, Query, Role};
 use crate::facts::Facts;
 use crate::semantic::ScopeId;
 use ruff_python_ast::{self as ast, Expr};

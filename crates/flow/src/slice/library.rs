@@ -8,7 +8,7 @@ use super::follow::{Alias, Cursor, Outcome, Sel, Walker};
 use super::made::{self, Values};
 use super::project::Module;
 use super::resolve::Object;
-use super::Role;
+use super::query::Role;
 use crate::semantic::{argument, Bound, ScopeId, ScopeKind};
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;

@@ -4,7 +4,7 @@
 //! say what it did, and what values it can give, so that a source that cannot give the bad
 //! value is not followed.
 
-use super::BadValues;
+use super::query::BadValues;
 use crate::semantic::int_literal;
 use ruff_python_ast::{self as ast, Expr, Number, Operator, UnaryOp};
 

@@ -5,7 +5,7 @@
 use super::follow::{Cursor, Outcome, Sel, Walker};
 use super::index::{Holder, Mutated, Mutation};
 use super::made::{self, Values};
-use super::Role;
+use super::query::Role;
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{TextRange, TextSize};
 

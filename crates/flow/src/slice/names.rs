@@ -9,7 +9,7 @@ use super::index::Holder;
 use super::made::{self, Values};
 use super::project::Module;
 
-use super::Role;
+use super::query::Role;
 use crate::semantic::{Binding, Bound, ScopeId, MODULE};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
@@ -263,7 +263,7 @@ pub(super) fn statement_start(m: &Module<'_>, binding_end: TextSize) -> TextSize
 }
 
 /// The range a frame's columns mark on its line, when it has them.
-pub fn frame_range(m: &Module<'_>, frame: &super::Frame) -> Option<TextRange> {
+pub fn frame_range(m: &Module<'_>, frame: &super::query::Frame) -> Option<TextRange> {
     let (start, end) = frame.columns?;
     let span = m.file.line_span(frame.line);
     let text = &m.file.text()[span.clone()];

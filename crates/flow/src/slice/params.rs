@@ -8,7 +8,7 @@ use super::made;
 use super::names::{frame_range, line_offset, marked};
 use super::project::Module;
 use super::resolve::Object;
-use super::Role;
+use super::query::Role;
 use crate::semantic::{ClassId, ScopeId, ScopeKind, MODULE};
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::{Ranged, TextSize};

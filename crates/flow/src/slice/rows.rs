@@ -6,7 +6,7 @@
 use super::follow::{Cursor, Outcome, Sel, Walker};
 use super::made::{self, Values};
 use super::resolve::Object;
-use super::Role;
+use super::query::Role;
 use crate::semantic::{argument, int_literal};
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;

@@ -4,7 +4,7 @@
 
 use super::follow::Walker;
 use super::start::Start;
-use super::Chain;
+use super::query::Chain;
 use crate::facts::Facts;
 
 /// The fact a shape or dtype trail looks for: what the operand has that the op refused.

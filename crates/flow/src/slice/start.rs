@@ -8,7 +8,7 @@ use super::names::line_offset;
 use super::ops::{self, Op};
 use super::project::Module;
 use super::resolve::Object;
-use super::{Frame, Role};
+use super::query::{Frame, Role};
 use crate::semantic::{argument, Bound, ScopeKind};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};

@@ -3,9 +3,46 @@
 
 use super::follow::{same_file, Draft, Outcome, Walker};
 use super::project::{Module, Project};
-use super::{Chain, End, Frame, Query, Role, Step, Trail};
+use super::query::{Chain, Frame, Query, Role};
 use crate::semantic::ScopeId;
 use ruff_text_size::Ranged;
+use std::path::PathBuf;
+
+/// One proved step of a trail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// As shown (relative to the working directory when under it).
+    pub file: String,
+    pub path: PathBuf,
+    pub line: usize,
+    pub function: String,
+    /// The line's text, without its indentation.
+    pub code: String,
+    pub role: Role,
+    pub chain: Chain,
+    pub note: String,
+    /// A runtime fact confirms it: the call stack ran this line, the bad value was seen
+    /// on it, or a live read of the object it reads holds the bad value.
+    pub confirmed: bool,
+}
+
+/// Where a trail stops before reaching the statement that made the value, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct End {
+    pub file: String,
+    pub path: PathBuf,
+    pub line: usize,
+    pub function: String,
+    pub code: String,
+    pub note: String,
+}
+
+/// The answer to one query.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trail {
+    pub steps: Vec<Step>,
+    pub end: Option<End>,
+}
 
 /// The trail of the value at the innermost frame's line.
 pub fn value_trail(project: &Project<'_>, query: &Query) -> Trail {

@@ -3,7 +3,7 @@
 //! threads through bounded buffers, or streamed from a decompressor.
 
 use super::positional;
-use super::{ColumnInfo, Layout, ReadCtx, Unit, UnitEnd};
+use super::units::{ColumnInfo, Layout, ReadCtx, Unit, UnitEnd};
 use crate::stats::{AsF64, Bounds, IntValue, Pos, Stats};
 use std::io::Read;
 use std::path::PathBuf;

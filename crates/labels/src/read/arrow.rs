@@ -2,7 +2,8 @@
 //! boolean columns, text columns, dictionaries, lists (token ids, one-hot rows) and
 //! struct fields named by a dotted path.
 
-use super::{pick_name, ColumnInfo, ReadOptions, UnitEnd};
+use super::names::pick_name;
+use super::units::{ColumnInfo, ReadOptions, UnitEnd};
 use crate::input::InputFile;
 use crate::stats::{Bounds, Pos, Stats};
 use anyhow::bail;
@@ -325,7 +326,7 @@ fn type_name_within(t: &DataType, depth: usize) -> String {
             let mut shown: Vec<String> = fields
                 .iter()
                 .take(FIELDS_SHOWN)
-                .map(|f| format!("{}: {}", super::shorten(f.name()), inner(f.data_type())))
+                .map(|f| format!("{}: {}", super::names::shorten(f.name()), inner(f.data_type())))
                 .collect();
             if fields.len() > FIELDS_SHOWN {
                 shown.push(format!("… ({} fields)", fields.len()));
@@ -334,7 +335,7 @@ fn type_name_within(t: &DataType, depth: usize) -> String {
         }
         DataType::Map(_, _) | DataType::Union(_, _) | DataType::RunEndEncoded(_, _) => {
             let full = t.to_string();
-            super::shorten(&full)
+            super::names::shorten(&full)
         }
         other => other.to_string(),
     }
@@ -354,8 +355,8 @@ pub fn nested_type(field: &Field, nested: &[String]) -> DataType {
 }
 
 /// The layout of values of this type.
-pub fn layout(t: &DataType) -> crate::read::Layout {
-    use crate::read::Layout;
+pub fn layout(t: &DataType) -> crate::read::units::Layout {
+    use crate::read::units::Layout;
     match t {
         DataType::List(_) | DataType::LargeList(_) => Layout::Rows(None),
         DataType::FixedSizeList(_, n) => Layout::Rows(Some(*n as u64)),

@@ -4,8 +4,10 @@
 
 use super::header::{first_record, FirstRecord, Wanted};
 use super::lines::{for_each_line, naming_file, split};
-use super::{list_names_of, ColumnInfo};
-use super::{open, FilePlan, Header, Layout, NeedsSequential, ReadCtx, ReadOptions, Unit, UnitEnd};
+use super::names::list_names_of;
+use super::names::open;
+use super::units::ColumnInfo;
+use super::units::{FilePlan, Header, Layout, NeedsSequential, ReadCtx, ReadOptions, Unit, UnitEnd};
 use crate::input::{Format, InputFile};
 use crate::stats::{Bounds, Pos, Stats};
 use anyhow::bail;
@@ -133,7 +135,7 @@ fn column_index(
             (None, Ok(i)) if i < count => i,
             _ => bail!(
                 "{shown}: no column `{}`; the columns are: {}",
-                super::shorten(c),
+                super::names::shorten(c),
                 list_names_of(&first.names, count)
             ),
         },

@@ -3,8 +3,9 @@
 //! classes.
 
 use super::arrow::{push_batches, resolve_column};
+use super::names::open;
 use super::positional::read_exact_at;
-use super::{open, FilePlan, ReadCtx, ReadOptions, Unit, UnitEnd};
+use super::units::{FilePlan, ReadCtx, ReadOptions, Unit, UnitEnd};
 use crate::input::InputFile;
 use crate::stats::Stats;
 use arrow_array::RecordBatch;

@@ -2,9 +2,8 @@
 //! `--column a.b.c` names. Lists of numbers are sequences (token ids) or one-hot rows.
 
 use super::lines::{first_line, for_each_line, naming_file, split};
-use super::{
-    list_names, open, ColumnInfo, FilePlan, Layout, NeedsSequential, ReadCtx, ReadOptions, Unit, UnitEnd,
-};
+use super::names::{list_names, open};
+use super::units::{ColumnInfo, FilePlan, Layout, NeedsSequential, ReadCtx, ReadOptions, Unit, UnitEnd};
 use crate::input::InputFile;
 use crate::stats::{Bounds, Pos, Stats};
 use anyhow::bail;

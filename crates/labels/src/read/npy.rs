@@ -2,7 +2,8 @@
 //! raw array, read by row ranges in parallel.
 
 use super::array::{self, ArraySpec, DType, DTypeKind};
-use super::{open, FilePlan, ReadOptions};
+use super::names::open;
+use super::units::{FilePlan, ReadOptions};
 use crate::input::InputFile;
 use anyhow::bail;
 use std::io::Read;

@@ -2,7 +2,9 @@
 //! is read in place like an `.npy` file; a compressed one is streamed.
 
 use super::array::{self, ArraySpec};
-use super::{npy, open, pick_name, FilePlan, ReadCtx, ReadOptions, Unit, UnitEnd};
+use super::names::{open, pick_name};
+use super::npy;
+use super::units::{FilePlan, ReadCtx, ReadOptions, Unit, UnitEnd};
 use crate::input::InputFile;
 use crate::stats::Stats;
 use std::path::PathBuf;

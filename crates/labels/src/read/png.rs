@@ -2,7 +2,7 @@
 //! palette index is the class, so the palette is not applied) and low bit depths. Every
 //! file is one unit; positions are pixel rows (`y`) and columns (`x`).
 
-use super::{ColumnInfo, FilePlan, Layout, ReadCtx, Unit, UnitEnd};
+use super::units::{ColumnInfo, FilePlan, Layout, ReadCtx, Unit, UnitEnd};
 use crate::input::InputFile;
 use crate::stats::{Pos, Stats};
 use png::{BitDepth, ColorType, Transformations};

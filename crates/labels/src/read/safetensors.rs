@@ -2,7 +2,8 @@
 //! shape and byte range, then the raw tensors, read in place by row ranges.
 
 use super::array::{self, ArraySpec, DType, DTypeKind};
-use super::{open, pick_name, FilePlan, ReadOptions};
+use super::names::{open, pick_name};
+use super::units::{FilePlan, ReadOptions};
 use crate::input::InputFile;
 use anyhow::bail;
 use serde::Deserialize;
