@@ -190,7 +190,7 @@ def scripted_lookup(weight: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
 
 
 def test_torchscript_is_not_guarded_and_pytorch_raises_its_own_error():
-    # TorchScript runs its graph in C++: the guard cannot see inside it (see compiled.py). On
+    # TorchScript runs its graph in C++: the guard cannot see inside it (see _guard/compiled/). On
     # the CPU PyTorch's own check still raises, and never a GuardError.
     assertscope.guard(mode="sync")
     weight = torch.randn(10, 4)

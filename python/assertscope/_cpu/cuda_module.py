@@ -37,11 +37,24 @@ def _remap_cuda_module(torch):
     def set_stream(stream):
         state["stream"] = stream if isinstance(stream, _FakeStream) else None
 
+    _answer_cuda_calls(torch, _cuda_answers(torch, state, current_stream), set_device, set_stream)
+    _replace_cuda_classes(torch, cuda)
+    _remap_accelerator(torch, state, set_device, current_stream, set_stream)
+    # torch.Stream(device="cuda") / torch.Event(device="cuda"): the generic stream API the
+    # optimizers and AMP use since torch.accelerator exists.
+    for name, fake in (("Stream", _FakeStream), ("Event", _FakeEvent)):
+        original = getattr(torch, name, None)
+        if isinstance(original, type) and not getattr(original, "__assertscope_cpu__", False):
+            stand_in = _cuda_or_default(original, fake)
+            stand_in.__assertscope_cpu__ = True
+            _patches.replace(torch, name, stand_in)
+
+
+def _cuda_answers(torch, state, current_stream):
+    """Every torch.cuda call a training script makes, answered as a one-GPU machine whose GPU is
+    the CPU: a value, a function, or None for a call that does nothing."""
     memory = _total_memory
-    # Every torch.cuda call a training script makes, answered as a one-GPU machine whose GPU is
-    # the CPU. They are replaced in torch.cuda and in the submodules that define them
-    # (torch.cuda.memory, torch.cuda.random), which call each other by their own names.
-    answers = {
+    return {
         "is_initialized": True,
         "current_device": lambda: state["device"],
         "get_device_name": "CPU (assertscope --cpu)",
@@ -95,7 +108,12 @@ def _remap_cuda_module(torch):
         "range_pop": None,
         "mark": None,
     }
-    _wrap(cuda, "is_available", _answer_user_code(lambda: True))
+
+
+def _answer_cuda_calls(torch, answers, set_device, set_stream):
+    """Replaces the calls in torch.cuda and in the submodules that define them (torch.cuda.memory,
+    torch.cuda.random), which call each other by their own names."""
+    _wrap(torch.cuda, "is_available", _answer_user_code(lambda: True))
     for module in _modules(_CUDA_MODULES):
         for name, value in answers.items():
             if name in vars(module):
@@ -109,6 +127,10 @@ def _remap_cuda_module(torch):
                 _wrap(module, name, lambda original, function=function: function)
         if "range" in vars(module) and module.__name__ == "torch.cuda.nvtx":
             _patches.replace(module, "range", _NoContext)
+
+
+def _replace_cuda_classes(torch, cuda):
+    """torch.cuda's streams, events, device contexts, generators and legacy tensor types."""
     for name, replacement in (
         ("Event", _FakeEvent),
         ("Stream", _FakeStream),
@@ -125,15 +147,6 @@ def _remap_cuda_module(torch):
         name = f"{kind}Tensor"
         if hasattr(cuda, name) and hasattr(torch, name):
             _patches.replace(cuda, name, getattr(torch, name))
-    _remap_accelerator(torch, state, set_device, current_stream, set_stream)
-    # torch.Stream(device="cuda") / torch.Event(device="cuda"): the generic stream API the
-    # optimizers and AMP use since torch.accelerator exists.
-    for name, fake in (("Stream", _FakeStream), ("Event", _FakeEvent)):
-        original = getattr(torch, name, None)
-        if isinstance(original, type) and not getattr(original, "__assertscope_cpu__", False):
-            stand_in = _cuda_or_default(original, fake)
-            stand_in.__assertscope_cpu__ = True
-            _patches.replace(torch, name, stand_in)
 
 
 def _remap_accelerator(torch, state, set_device, current_stream, set_stream):

@@ -142,5 +142,5 @@ def installed():
 
 
 def wrappers():
-    """The wrapper functions in place (for compiled.py, which keeps Dynamo out of them)."""
+    """The wrapper functions in place (for the compiled package, which keeps Dynamo out of them)."""
     return list(_wrappers)
