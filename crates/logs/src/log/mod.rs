@@ -8,6 +8,7 @@ pub mod chatter;
 pub mod input;
 pub mod line;
 pub mod mapped;
+mod newlines;
 pub mod paste;
 pub mod prefilter;
 pub mod ray;
