@@ -1,9 +1,9 @@
 //! Facts of one element of a value: a tuple or list unpacked, an item of iterating it, a
 //! sample a local `Dataset` returns (through its `DataLoader`), a call's returns.
 
+use super::engine::{Flow, Instance};
 use super::expressions::{batched, is_logits_name};
 use crate::facts::Facts;
-use super::engine::{Flow, Instance};
 use crate::semantic::{argument, Bound, ScopeId};
 use ruff_python_ast::{self as ast, Expr};
 

@@ -1,8 +1,8 @@
 //! The facts of an expression: literals, operators, subscripts, calls of torch functions and
 //! tensor methods, dtypes.
 
+use super::engine::Flow;
 use crate::facts::Facts;
-use super::engine::{Flow};
 use crate::semantic::{argument, int_literal, ScopeId};
 use ruff_python_ast::{self as ast, Expr, Operator};
 

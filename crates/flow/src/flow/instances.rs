@@ -1,9 +1,9 @@
 //! What object an expression holds (a torch module, a local class, an imported one), the
 //! integer it holds, and what a module's output is (its last layer, a `Sequential`'s layers).
 
+use super::engine::{Flow, Instance, MAX_CALL_SITES};
 use super::expressions::PASS_THROUGH_MODULE;
 use crate::facts::Facts;
-use super::engine::{Flow, Instance, MAX_CALL_SITES};
 use crate::semantic::{argument, int_literal, Bound, ScopeId};
 use ruff_python_ast::{self as ast, Expr, Operator};
 

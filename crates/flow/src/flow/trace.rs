@@ -2,9 +2,9 @@
 //! with no sigmoid, a `one_hot`, a `.view(-1, 1)`) to where a rule found it, as secondary
 //! spans ("defined here", "passed here", "returned here"). Walked only for findings.
 
-use crate::facts::Facts;
 use super::engine::{Flow, Instance, FUEL};
 use crate::evidence::{Evidence, Place};
+use crate::facts::Facts;
 use crate::semantic::{argument, Bound, ScopeId};
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::{Ranged, TextRange};

@@ -6,8 +6,8 @@
 use super::calls::{lambda_env, reshaped};
 use super::follow::{Cursor, Outcome, Sel, Walker};
 use super::made;
-use super::resolve::Object;
 use super::query::Role;
+use super::resolve::Object;
 use crate::semantic::int_literal;
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;

@@ -7,8 +7,8 @@
 use super::follow::{Alias, Cursor, Outcome, Sel, Walker};
 use super::made::{self, Values};
 use super::project::{Module, Project};
-use super::resolve::{Built, Object};
 use super::query::Role;
+use super::resolve::{Built, Object};
 use crate::semantic::{argument, ClassId, ScopeId};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextSize};

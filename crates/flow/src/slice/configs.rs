@@ -8,8 +8,8 @@
 use super::follow::{Cursor, Draft, Walker};
 use super::made;
 use super::project::Module;
-use super::resolve::Object;
 use super::query::Role;
+use super::resolve::Object;
 use crate::semantic::{Bound, ScopeId};
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;

@@ -6,8 +6,8 @@
 use super::follow::{Alias, Cursor, Outcome, Sel, Walker};
 use super::made;
 use super::project::Module;
-use super::resolve::{Built, Object};
 use super::query::Role;
+use super::resolve::{Built, Object};
 use crate::semantic::{argument, ClassId};
 use ruff_python_ast as ast;
 use ruff_text_size::Ranged;

@@ -5,8 +5,8 @@
 
 use super::follow::{Cursor, Outcome, Walker};
 use super::made;
-use super::resolve::Object;
 use super::query::Role;
+use super::resolve::Object;
 use crate::semantic::{argument, Bound};
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;

@@ -5,8 +5,8 @@
 
 use super::follow::{Cursor, Outcome, Sel, Walker};
 use super::made::{self, Values};
-use super::resolve::Object;
 use super::query::Role;
+use super::resolve::Object;
 use crate::semantic::{argument, int_literal};
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;

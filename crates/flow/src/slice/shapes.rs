@@ -3,8 +3,8 @@
 //! where the value got it.
 
 use super::follow::Walker;
-use super::start::Start;
 use super::query::Chain;
+use super::start::Start;
 use crate::facts::Facts;
 
 /// The fact a shape or dtype trail looks for: what the operand has that the op refused.
