@@ -150,6 +150,25 @@ fn arrow_stream_with_a_class_label_feature() {
 }
 
 #[test]
+fn feather_files_as_pandas_and_pyarrow_write_them_compressed() {
+    if !has_modules(DATA_LIBRARIES) {
+        return;
+    }
+    let dir = tempdir();
+    // write_feather compresses with LZ4 unless told otherwise; zstd is its other codec.
+    py(
+        dir.path(),
+        &format!(
+            "{LABELS}\nimport pyarrow as pa, pyarrow.feather as feather\ntable = pa.table({{'label': y}})\nfeather.write_feather(table, 'default.feather', chunksize=300)\nfeather.write_feather(table, 'zstd.feather', compression='zstd')"
+        ),
+    );
+    for file in ["default.feather", "zstd.feather"] {
+        let run = check_json(dir.path(), &[file, "--column", "label", "--num-classes", "10"], 1);
+        assert_eq!(out_of_range_rows(&run), json!([17, 204]), "{file}");
+    }
+}
+
+#[test]
 fn npy_dtypes_orders_and_endianness() {
     if !has_modules(DATA_LIBRARIES) {
         return;
