@@ -83,7 +83,7 @@ def literals(file, const):
 
 
 def triggers():
-    return literals("mod.rs", "TRIGGERS")
+    return literals("triggers.rs", "TRIGGERS")
 
 
 def seeds():

@@ -3,8 +3,8 @@
 //! streamed otherwise (UTF-16 decoded on the way); a directory yields its log files; a
 //! file's name may say which rank wrote it.
 
+use super::scanner::LogScan;
 use super::sniff::{self, Kind};
-use super::LogScan;
 use anyhow::Context;
 use std::fs::File;
 use std::io::{self, IsTerminal, Read};

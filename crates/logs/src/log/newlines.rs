@@ -55,9 +55,9 @@ mod sse2 {
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use std::arch::x86_64::{
-        _mm256_castsi256_si128, _mm256_cmpeq_epi8, _mm256_extracti128_si256, _mm256_loadu_si256, _mm256_sad_epu8,
-        _mm256_set1_epi8, _mm256_setzero_si256, _mm256_sub_epi8, _mm_add_epi64, _mm_cvtsi128_si64,
-        _mm_unpackhi_epi64,
+        _mm256_castsi256_si128, _mm256_cmpeq_epi8, _mm256_extracti128_si256, _mm256_loadu_si256,
+        _mm256_sad_epu8, _mm256_set1_epi8, _mm256_setzero_si256, _mm256_sub_epi8, _mm_add_epi64,
+        _mm_cvtsi128_si64, _mm_unpackhi_epi64,
     };
 
     const STEP: usize = 32;
@@ -78,7 +78,8 @@ mod avx2 {
             }
             let sums = _mm256_sad_epu8(lanes, _mm256_setzero_si256());
             let halves = _mm_add_epi64(_mm256_castsi256_si128(sums), _mm256_extracti128_si256::<1>(sums));
-            total += (_mm_cvtsi128_si64(halves) + _mm_cvtsi128_si64(_mm_unpackhi_epi64(halves, halves))) as u64;
+            total +=
+                (_mm_cvtsi128_si64(halves) + _mm_cvtsi128_si64(_mm_unpackhi_epi64(halves, halves))) as u64;
         }
         total + blocks.remainder().iter().filter(|&&byte| byte == needle).count() as u64
     }

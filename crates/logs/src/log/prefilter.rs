@@ -20,7 +20,7 @@
 //! chunks; `reference_candidates` computes it naively, and the mapped reader is tested
 //! and fuzzed against it.
 
-use super::{trigger_literals, triggers};
+use super::triggers::{trigger_literals, triggers};
 use aho_corasick::packed;
 use aho_corasick::{AhoCorasick, Input, MatchKind, Span};
 use std::sync::OnceLock;

@@ -9,7 +9,7 @@
 //! controller's file) ties each pid to a rank, and `assign_ranks` gives the worker files'
 //! events that rank once every file is scanned.
 
-use super::LogScan;
+use super::scanner::LogScan;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
