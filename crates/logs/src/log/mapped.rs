@@ -291,9 +291,6 @@ fn owned_lines_between(
     Some((from, to))
 }
 
-/// Newlines in `bytes` (memchr counts them with SIMD: in a measurement on cached blocks it
-/// was faster than a plain SSE2 compare-and-sum loop).
-
 /// Releases the pages of `[from, from + len)` from this process; the page cache keeps them.
 /// (A Unix hint: Windows has no such call, and there the pages simply stay mapped.)
 #[cfg(unix)]

@@ -1,9 +1,10 @@
 //! Counting the newlines of a searched block, which numbers the lines the prefilter
 //! passes. Every byte of a large log goes through it, beside the literal search.
 
-/// Newlines in `bytes`. memchr's iterator stops at every newline, and on log lines of
-/// ~80 bytes that cost as much as the literal search; a vector compare counts 32 bytes
-/// (AVX2) or 16 (SSE2) a step whatever they hold.
+/// Newlines in `bytes`, counted 32 (AVX2) or 16 (SSE2) bytes a step with vector compares,
+/// whatever the bytes hold; memchr's iterator stops at each newline, one per ~80 bytes of a
+/// log. (On the 0.86 GB bench log the two ran within noise of each other; the count is about
+/// a tenth of the scan's time.)
 pub fn count_newlines(bytes: &[u8]) -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
