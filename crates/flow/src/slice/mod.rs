@@ -25,6 +25,7 @@ mod configs;
 mod follow;
 mod heads;
 pub mod index;
+mod iteration;
 mod library;
 mod literals;
 mod loaders;
@@ -41,6 +42,7 @@ mod rows;
 mod shapes;
 mod size;
 mod start;
+mod text;
 mod trail;
 
 pub use project::{Arena, Module, Project, Sources, Stamp, Store};
