@@ -38,6 +38,7 @@ mod permute;
 pub mod project;
 mod query;
 mod resolve;
+mod returns;
 mod rows;
 mod shapes;
 mod size;
