@@ -84,6 +84,16 @@ impl<'p, 'a> Walker<'p, 'a> {
         if !matches!(root, "torch" | "numpy" | "builtins" | "random" | "math" | "scipy" | "pandas") {
             return self.end(cur, at, format!("`{text}` is a library call; not followed further"));
         }
+        self.array_call(cur, call, name, &text)
+    }
+
+    /// A call of torch, numpy, Python's math or random, scipy or pandas: conversions and
+    /// joins carry the value; fills, draws, counters, creators and reductions make it.
+    fn array_call(&self, cur: &Cursor<'a>, call: &'a ast::ExprCall, name: &str, text: &str) -> Outcome<'a> {
+        let m = cur.m;
+        let at = call.start();
+        let args = &call.arguments.args;
+        let first = || args.first().filter(|a| !a.is_starred_expr());
         if CONVERSIONS.contains(&name) {
             let Some(arg) = first() else {
                 return self.made(cur, at, format!("`{text}` makes it"), Values::Unknown);
@@ -113,60 +123,8 @@ impl<'p, 'a> Walker<'p, 'a> {
             return self
                 .then(self.draft(m, at, Role::Move, format!("joined by `{}`", short_call(name))), next);
         }
-        match name {
-            "pad_sequence" | "pad" => return self.padded(cur, call, name),
-            "where" if args.len() == 3 => {
-                let sides = vec![(None, cur.at(&args[1])), (None, cur.at(&args[2]))];
-                return self.fork(cur, at, &format!("`{text}`"), sides);
-            }
-            "full" | "full_like" => {
-                let Some(value) = argument(call, "fill_value", Some(1)) else { return Outcome::Dead };
-                if made::is_constant(value) {
-                    return self.made(
-                        cur,
-                        at,
-                        format!("`{text}` fills it with a constant"),
-                        made::constant_values(value),
-                    );
-                }
-                let note = format!("filled by `{}`", short_call(name));
-                return self.then(self.draft(m, at, Role::Move, note), cur.at(value).with_path(Vec::new()));
-            }
-            "zeros" | "zeros_like" => {
-                return self.made(cur, at, format!("`{text}` fills it with 0"), Values::exactly(0.0))
-            }
-            "ones" | "ones_like" => {
-                return self.made(cur, at, format!("`{text}` fills it with 1"), Values::exactly(1.0))
-            }
-            "randint" | "integers" => {
-                let numbers =
-                    args.iter().take_while(|a| !matches!(a, Expr::Tuple(_) | Expr::List(_))).count().min(2);
-                let values = made::bounded(&args[..numbers], false, &|e| self.constant(cur, e));
-                let range = match values {
-                    Values::Range(Some(lo), Some(hi)) => {
-                        format!(": values {} to {}", made::show(lo), made::show(hi))
-                    }
-                    _ => String::new(),
-                };
-                return self.made(cur, at, format!("drawn at random by `{text}`{range}"), values);
-            }
-            "arange" => {
-                let values = made::bounded(args, false, &|e| self.constant(cur, e));
-                let from = match values {
-                    Values::Range(Some(lo), _) if lo != 0.0 => format!(": it counts from {}", made::show(lo)),
-                    _ => String::new(),
-                };
-                return self.made(cur, at, format!("counted by `{text}`{from}"), values);
-            }
-            "one_hot" => {
-                return self.made(
-                    cur,
-                    at,
-                    format!("`{text}` makes one-hot rows"),
-                    Values::Range(Some(0.0), Some(1.0)),
-                )
-            }
-            _ => {}
+        if let Some(found) = self.filled_or_drawn(cur, call, name, text) {
+            return found;
         }
         if let Some(what) = made::creator(name) {
             return self.made(cur, at, format!("`{text}`: {what}"), Values::Unknown);
@@ -181,6 +139,73 @@ impl<'p, 'a> Walker<'p, 'a> {
             return self.made(cur, at, format!("`{text}` computes it from the data"), Values::Unknown);
         }
         self.end(cur, at, format!("`{text}` is a library call; not followed further"))
+    }
+
+    /// Padding, `where`, fills, random draws, counters and one-hot rows, by the op's name.
+    fn filled_or_drawn(
+        &self,
+        cur: &Cursor<'a>,
+        call: &'a ast::ExprCall,
+        name: &str,
+        text: &str,
+    ) -> Option<Outcome<'a>> {
+        let m = cur.m;
+        let at = call.start();
+        let args = &call.arguments.args;
+        let found = match name {
+            "pad_sequence" | "pad" => self.padded(cur, call, name),
+            "where" if args.len() == 3 => {
+                let sides = vec![(None, cur.at(&args[1])), (None, cur.at(&args[2]))];
+                self.fork(cur, at, &format!("`{text}`"), sides)
+            }
+            "full" | "full_like" => {
+                let Some(value) = argument(call, "fill_value", Some(1)) else { return Some(Outcome::Dead) };
+                if made::is_constant(value) {
+                    return Some(self.made(
+                        cur,
+                        at,
+                        format!("`{text}` fills it with a constant"),
+                        made::constant_values(value),
+                    ));
+                }
+                let note = format!("filled by `{}`", short_call(name));
+                self.then(self.draft(m, at, Role::Move, note), cur.at(value).with_path(Vec::new()))
+            }
+            "zeros" | "zeros_like" => {
+                self.made(cur, at, format!("`{text}` fills it with 0"), Values::exactly(0.0))
+            }
+            "ones" | "ones_like" => {
+                self.made(cur, at, format!("`{text}` fills it with 1"), Values::exactly(1.0))
+            }
+            "randint" | "integers" => {
+                let numbers =
+                    args.iter().take_while(|a| !matches!(a, Expr::Tuple(_) | Expr::List(_))).count().min(2);
+                let values = made::bounded(&args[..numbers], false, &|e| self.constant(cur, e));
+                let range = match values {
+                    Values::Range(Some(lo), Some(hi)) => {
+                        format!(": values {} to {}", made::show(lo), made::show(hi))
+                    }
+                    _ => String::new(),
+                };
+                self.made(cur, at, format!("drawn at random by `{text}`{range}"), values)
+            }
+            "arange" => {
+                let values = made::bounded(args, false, &|e| self.constant(cur, e));
+                let from = match values {
+                    Values::Range(Some(lo), _) if lo != 0.0 => format!(": it counts from {}", made::show(lo)),
+                    _ => String::new(),
+                };
+                self.made(cur, at, format!("counted by `{text}`{from}"), values)
+            }
+            "one_hot" => self.made(
+                cur,
+                at,
+                format!("`{text}` makes one-hot rows"),
+                Values::Range(Some(0.0), Some(1.0)),
+            ),
+            _ => return None,
+        };
+        Some(found)
     }
 
     /// Python's builtins and `random`: parses, sizes, counters, conversions, iteration.
