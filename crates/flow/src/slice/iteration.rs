@@ -4,6 +4,7 @@
 use super::calls::elems;
 use super::follow::{Alias, Cursor, Outcome, Sel, Walker};
 use super::made::{self, Values};
+use super::project::Module;
 use super::query::Role;
 use super::resolve::Object;
 use crate::semantic::argument;
@@ -43,48 +44,7 @@ impl<'p, 'a> Walker<'p, 'a> {
         let outcome = match self.project.resolve(cur.m, cur.scope, target) {
             Some(Object::Function(fm, fs)) => {
                 let Some(def) = fm.sem.function(fs) else { return Outcome::Dead };
-                let mut env = Vec::new();
-                let mut free = def
-                    .parameters
-                    .iter_non_variadic_params()
-                    .map(|p| p.parameter.name.as_str())
-                    .collect::<Vec<_>>();
-                if let Some(partial) = given {
-                    for (i, arg) in partial.arguments.args.iter().skip(1).enumerate() {
-                        if let Some(name) = free.get(i).copied() {
-                            env.push(Alias {
-                                m: fm,
-                                within: def.range,
-                                name,
-                                to: cur.at(arg).with_path(Vec::new()),
-                                sel: Vec::new(),
-                                samples: false,
-                                param: true,
-                            });
-                        }
-                    }
-                    free.drain(..partial.arguments.args.len().saturating_sub(1).min(free.len()));
-                    for keyword in &partial.arguments.keywords {
-                        let Some(name) = keyword.arg.as_ref().map(|a| a.as_str()) else { continue };
-                        free.retain(|f| *f != name);
-                        if let Some(param) = def
-                            .parameters
-                            .iter_non_variadic_params()
-                            .find(|p| p.parameter.name.as_str() == name)
-                        {
-                            let name = param.parameter.name.as_str();
-                            env.push(Alias {
-                                m: fm,
-                                within: def.range,
-                                name,
-                                to: cur.at(&keyword.value).with_path(Vec::new()),
-                                sel: Vec::new(),
-                                samples: false,
-                                param: true,
-                            });
-                        }
-                    }
-                }
+                let (mut env, free) = partial_bindings(cur, fm, def, given);
                 if let Some(first) = free.first().copied() {
                     env.push(Alias {
                         m: fm,
@@ -178,4 +138,53 @@ impl<'p, 'a> Walker<'p, 'a> {
         );
         self.pick(cur, at, &format!("`{text}`"), vec![pad, inner])
     }
+}
+
+/// A `functools.partial(f, …)` of `def`: the aliases of the parameters it gives (by position
+/// after `f`, or by keyword) and the parameters it leaves free, in order. With no partial,
+/// every parameter is free.
+fn partial_bindings<'a>(
+    cur: &Cursor<'a>,
+    fm: &'a Module<'a>,
+    def: &'a ast::StmtFunctionDef,
+    given: Option<&'a ast::ExprCall>,
+) -> (Vec<Alias<'a>>, Vec<&'a str>) {
+    let mut env = Vec::new();
+    let mut free =
+        def.parameters.iter_non_variadic_params().map(|p| p.parameter.name.as_str()).collect::<Vec<_>>();
+    if let Some(partial) = given {
+        for (i, arg) in partial.arguments.args.iter().skip(1).enumerate() {
+            if let Some(name) = free.get(i).copied() {
+                env.push(Alias {
+                    m: fm,
+                    within: def.range,
+                    name,
+                    to: cur.at(arg).with_path(Vec::new()),
+                    sel: Vec::new(),
+                    samples: false,
+                    param: true,
+                });
+            }
+        }
+        free.drain(..partial.arguments.args.len().saturating_sub(1).min(free.len()));
+        for keyword in &partial.arguments.keywords {
+            let Some(name) = keyword.arg.as_ref().map(|a| a.as_str()) else { continue };
+            free.retain(|f| *f != name);
+            if let Some(param) =
+                def.parameters.iter_non_variadic_params().find(|p| p.parameter.name.as_str() == name)
+            {
+                let name = param.parameter.name.as_str();
+                env.push(Alias {
+                    m: fm,
+                    within: def.range,
+                    name,
+                    to: cur.at(&keyword.value).with_path(Vec::new()),
+                    sel: Vec::new(),
+                    samples: false,
+                    param: true,
+                });
+            }
+        }
+    }
+    (env, free)
 }
