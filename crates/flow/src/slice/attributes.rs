@@ -214,15 +214,7 @@ impl<'p, 'a> Walker<'p, 'a> {
         let Some(first) = def.parameters.iter_non_variadic_params().next() else { return };
         let Some(expr) = built.call_expr() else { return };
         let to = Cursor { m: built.m, scope: built.scope, expr, path: Vec::new(), env: Default::default() };
-        env.push(Alias {
-            m: fm,
-            within: def.range,
-            name: first.parameter.name.as_str(),
-            to,
-            sel: Vec::new(),
-            samples: false,
-            param: true,
-        });
+        env.push(Alias::parameter(fm, def.range, first.parameter.name.as_str(), to));
     }
 
     /// The instance `self` stands for, when the method was entered through a known one.
@@ -260,15 +252,7 @@ impl<'p, 'a> Walker<'p, 'a> {
                 path: Vec::new(),
                 env: Default::default(),
             };
-            env.push(Alias {
-                m: im,
-                within: def.range,
-                name,
-                to,
-                sel: Vec::new(),
-                samples: false,
-                param: true,
-            });
+            env.push(Alias::parameter(im, def.range, name, to));
         }
     }
 }

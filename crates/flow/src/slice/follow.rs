@@ -49,6 +49,14 @@ pub struct Alias<'a> {
     pub param: bool,
 }
 
+impl<'a> Alias<'a> {
+    /// A function's parameter `name`, inside `within` of module `m`, bound at a known call to
+    /// the value at `to`.
+    pub fn parameter(m: &Module<'a>, within: TextRange, name: &'a str, to: Cursor<'a>) -> Alias<'a> {
+        Alias { m, within, name, to, sel: Vec::new(), samples: false, param: true }
+    }
+}
+
 #[derive(Clone)]
 pub struct Cursor<'a> {
     pub m: &'a Module<'a>,

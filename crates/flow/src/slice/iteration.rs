@@ -46,15 +46,7 @@ impl<'p, 'a> Walker<'p, 'a> {
                 let Some(def) = fm.sem.function(fs) else { return Outcome::Dead };
                 let (mut env, free) = partial_bindings(cur, fm, def, given);
                 if let Some(first) = free.first().copied() {
-                    env.push(Alias {
-                        m: fm,
-                        within: def.range,
-                        name: first,
-                        to: element,
-                        sel: Vec::new(),
-                        samples: false,
-                        param: true,
-                    });
+                    env.push(Alias::parameter(fm, def.range, first, element));
                 }
                 let inner = Cursor { path: rest, ..cur.clone() };
                 self.function_returns(&inner, fm, fs, Rc::new(env))
@@ -155,15 +147,7 @@ fn partial_bindings<'a>(
     if let Some(partial) = given {
         for (i, arg) in partial.arguments.args.iter().skip(1).enumerate() {
             if let Some(name) = free.get(i).copied() {
-                env.push(Alias {
-                    m: fm,
-                    within: def.range,
-                    name,
-                    to: cur.at(arg).with_path(Vec::new()),
-                    sel: Vec::new(),
-                    samples: false,
-                    param: true,
-                });
+                env.push(Alias::parameter(fm, def.range, name, cur.at(arg).with_path(Vec::new())));
             }
         }
         free.drain(..partial.arguments.args.len().saturating_sub(1).min(free.len()));
@@ -174,15 +158,7 @@ fn partial_bindings<'a>(
                 def.parameters.iter_non_variadic_params().find(|p| p.parameter.name.as_str() == name)
             {
                 let name = param.parameter.name.as_str();
-                env.push(Alias {
-                    m: fm,
-                    within: def.range,
-                    name,
-                    to: cur.at(&keyword.value).with_path(Vec::new()),
-                    sel: Vec::new(),
-                    samples: false,
-                    param: true,
-                });
+                env.push(Alias::parameter(fm, def.range, name, cur.at(&keyword.value).with_path(Vec::new())));
             }
         }
     }

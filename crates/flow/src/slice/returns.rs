@@ -95,15 +95,7 @@ impl<'p, 'a> Walker<'p, 'a> {
             let position = param_position(index, method);
             let Some(arg) = argument(call, name, position) else { continue };
             let to = Cursor { expr: arg, path: Vec::new(), ..caller.clone() };
-            env.push(Alias {
-                m: fm,
-                within: def.range,
-                name,
-                to,
-                sel: Vec::new(),
-                samples: false,
-                param: true,
-            });
+            env.push(Alias::parameter(fm, def.range, name, to));
         }
     }
 
