@@ -12,7 +12,6 @@
 //!   released from the process at once (the page cache keeps them), so the resident set
 //!   is a few chunks plus the candidates of one batch, whatever the file's size.
 
-use super::newlines::count_newlines;
 use super::prefilter::{Found, Prefilter, Reach};
 use super::reader::{Line, LineSource, MAX_LINE};
 use aho_corasick::AhoCorasick;
@@ -289,6 +288,10 @@ fn owned_lines_between(
     }
     let to = memchr::memchr(b'\n', &bytes[last..]).map_or(len, |i| last + i + 1);
     Some((from, to))
+}
+
+fn count_newlines(bytes: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', bytes).count() as u64
 }
 
 /// Releases the pages of `[from, from + len)` from this process; the page cache keeps them.

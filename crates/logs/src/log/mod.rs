@@ -8,7 +8,6 @@ pub mod chatter;
 pub mod input;
 pub mod line;
 pub mod mapped;
-mod newlines;
 pub mod paste;
 pub mod prefilter;
 pub mod ray;
