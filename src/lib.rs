@@ -7,6 +7,8 @@
 
 pub use assertscope_logs::{kb, log};
 // Lint is the crate `assertscope-lint`; what it shows a person is drawn here (`lint_render`).
+/// The one finding model and its text renderer (`crates/diag`).
+pub use assertscope_diag as diagnostic;
 pub use assertscope_lint as lint;
 
 pub mod check;
@@ -14,7 +16,6 @@ pub mod cli;
 pub mod commands;
 pub mod contract;
 pub mod diagnose;
-pub mod diagnostic;
 pub mod exit;
 pub mod guard_report;
 pub mod lint_render;

@@ -1,7 +1,7 @@
 """The human rendering of a finding, for the guard's exceptions.
 
-It draws the binary's diagnostic model (src/diagnostic.rs; here the same fields as a dict)
-in the binary's layout (src/render/text.rs, which uses annotate-snippets, as rustc does);
+It draws the binary's diagnostic model (crates/diag/src/model.rs; here the same fields as a dict)
+in the binary's layout (crates/diag/src/text.rs, which uses annotate-snippets, as rustc does);
 _human.py builds the model of a diagnosis as src/render/human.rs does:
 
     error[target-out-of-range]: class target out of range in cross_entropy
@@ -157,7 +157,7 @@ def _indent_cells(text):
 
 
 # annotate-snippets fits source lines into 140 cells, gutter included; a longer line is
-# cut to KEPT cells around its span (src/render/text.rs cuts alike).
+# cut to KEPT cells around its span (crates/diag/src/text.rs cuts alike).
 TERM_WIDTH = 140
 KEPT = 90
 # Text cut on the left becomes blanks (the column stays true), drawn as `...` once this deep.

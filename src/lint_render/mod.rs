@@ -8,7 +8,7 @@ mod diff;
 mod text;
 
 pub use diff::write_diff;
-pub use text::{diagnostic, write_text};
+pub use text::write_text;
 
 use crate::lint::RuleDoc;
 use crate::render::style::Palette;

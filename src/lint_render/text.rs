@@ -1,7 +1,6 @@
 //! rustc-style text: `error[CODE]: message`, `--> path:line:col`, the source line with the
 //! span underlined, then the fix; drawn by the shared renderer.
 
-use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::lint::fix::Applicability;
 use crate::lint::walk::LintRun;
 use crate::lint::{self, Violation};
@@ -88,60 +87,5 @@ fn plural(n: usize, word: &str) -> String {
 }
 
 fn write_finding(out: &mut dyn Write, f: &Violation, p: &Palette) -> io::Result<()> {
-    writeln!(out, "{}", text::render_one(&diagnostic(f), p.enabled()))
-}
-
-/// A finding in the shared model: the span on its source line, then the fix.
-pub fn diagnostic(f: &Violation) -> Diagnostic {
-    let primary =
-        source_span(&f.path, f.line, f.column, f.end_line, f.end_column, &f.source_line, f.source_line_start);
-    let severity = match f.severity {
-        lint::Severity::Error => Severity::Error,
-        lint::Severity::Warning => Severity::Warning,
-    };
-    let mut d = Diagnostic::new(severity, Some(f.code), f.message.as_str()).span(primary);
-    // The evidence chain ("defined here", "flows here"): secondary spans, as rustc shows them.
-    for r in &f.related {
-        let span = source_span(
-            &r.path,
-            r.line,
-            r.column,
-            r.end_line,
-            r.end_column,
-            &r.source_line,
-            r.source_line_start,
-        );
-        d = d.span(span.label(r.label.as_str()).secondary());
-    }
-    if let Some(fix) = &f.fix {
-        let how = match fix.applicability {
-            Applicability::Safe => "applied by --fix",
-            Applicability::Unsafe => "unsafe: applied by --fix --unsafe-fixes",
-            Applicability::DisplayOnly => "shown only: review and apply it by hand",
-        };
-        d = d.note("fix", format!("{} ({how})", fix.message));
-    }
-    match &f.help {
-        Some(help) => d.help(help.as_str()),
-        None => d,
-    }
-}
-
-/// A span over columns `column..end_column` of a source line (`end_line` past `line`: to
-/// the end of it).
-fn source_span(
-    path: &str,
-    line: usize,
-    column: usize,
-    end_line: usize,
-    end_column: usize,
-    source_line: &str,
-    source_line_start: usize,
-) -> Span {
-    // A very long line was kept as a window that starts at `source_line_start`; blanks in
-    // front of it keep the columns true, and the renderer shows only the part around the span.
-    let source = format!("{}{}", " ".repeat(source_line_start), source_line.trim_end());
-    let line_chars = source.chars().count();
-    let end = if end_line == line { end_column.min(line_chars + 1) } else { line_chars + 1 };
-    Span::at(path, Some(line as u64)).source(Some(source)).columns(column, end.max(column + 1))
+    writeln!(out, "{}", text::render_one(&f.diagnostic(), p.enabled()))
 }

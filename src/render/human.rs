@@ -280,7 +280,11 @@ fn source_span(loc: &Location) -> Span {
 fn write_wrapped(out: &mut String, label: &str, text: &str) {
     let name = crate::log::line::strip_ansi(label).chars().count();
     let indent = format!("\n{}", " ".repeat(name + 2));
-    let _ = writeln!(out, "{label}: {}", text::wrap(text, text::WIDTH - name - 2).replace('\n', &indent));
+    let _ = writeln!(
+        out,
+        "{label}: {}",
+        crate::diagnostic::wrap::wrap(text, text::WIDTH - name - 2).replace('\n', &indent)
+    );
 }
 
 /// `assertscope rules ID`: a cause, explained in full.

@@ -3,4 +3,5 @@
 pub mod human;
 pub mod json;
 pub mod style;
-pub mod text;
+/// The renderer of the finding model lives with it, in `crates/diag`.
+pub use assertscope_diag::text;

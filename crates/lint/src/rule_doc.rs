@@ -2,7 +2,6 @@
 //! example, the fix), its severity, whether it fixes, and the cause it prevents.
 
 use crate::fix::Applicability;
-use serde::Serialize;
 
 /// Documentation of one lint rule, shown by `assertscope rules CODE`.
 #[derive(Debug, Clone)]
@@ -53,22 +52,8 @@ impl Autofix {
 }
 
 /// A rule's severity: an error (the code crashes) or a warning (training goes wrong without
-/// an error). The binary's diagnostic model has the same two, and a note.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Warning,
-    Error,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        }
-    }
-}
+/// an error); lint never reports a note. The one severity of every finding of assertscope.
+pub use assertscope_diag::Severity;
 
 impl RuleDoc {
     /// The cause the rule prevents, or for a warning with no cause what it is about.

@@ -26,6 +26,7 @@ fn write_annotation(out: &mut dyn Write, f: &Violation) -> io::Result<()> {
     let command = match f.severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
+        Severity::Note => "notice",
     };
     let mut message = format!("{}:{}:{}: {} {}", f.path, f.line, f.column, f.code, f.message);
     for related in &f.related {

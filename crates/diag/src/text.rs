@@ -5,7 +5,8 @@
 //! `python/assertscope/_render.py` draws the same layout for the guard's exceptions;
 //! `tests/render_parity.rs` checks the two agree.
 
-use crate::diagnostic::{Diagnostic, Note, Severity, Span};
+use crate::model::{Diagnostic, Note, Severity, Span};
+use crate::wrap::{wrap, wrap_lines};
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
 use std::ops::Range;
 
@@ -31,37 +32,7 @@ pub fn render_one(d: &Diagnostic, color: bool) -> String {
     let mut group =
         Group::with_title(level(d.severity).primary_title(d.message.as_str()).id_opt(d.code.as_deref()));
     for (piece, (text, ranges)) in pieces.iter().zip(&sources) {
-        group = match piece {
-            Piece::Snippet(lines) => {
-                let first = lines[0].line;
-                let mut snippet = Snippet::source(text.as_str())
-                    .line_start(first as usize)
-                    .path(lines[0].span.file.as_str())
-                    .fold(lines.len() > 1);
-                for (line, range) in lines.iter().zip(ranges) {
-                    let kind =
-                        if line.span.primary { AnnotationKind::Primary } else { AnnotationKind::Context };
-                    let mut annotation = kind.span(range.clone());
-                    if let Some(label) = &line.span.label {
-                        annotation = annotation.label(label.as_str());
-                    }
-                    snippet = snippet.annotation(annotation);
-                }
-                group.element(snippet)
-            }
-            Piece::Header(span) => {
-                let origin = Origin::path(span.file.as_str());
-                let origin = match span.line {
-                    Some(line) => origin.line(line as usize),
-                    None => origin,
-                };
-                let group = group.element(origin);
-                match &span.label {
-                    Some(label) => group.element(Level::NOTE.message(label.as_str())),
-                    None => group,
-                }
-            }
-        };
+        group = with_piece(group, piece, text, ranges);
     }
     // Notes wrap to the page width under their first word, as the sections do: the lead
     // `   = kind: ` is as wide as the gutter (the longest line number) plus the name.
@@ -88,19 +59,56 @@ pub fn render_one(d: &Diagnostic, color: bool) -> String {
     let mut out = renderer.render(&[group]);
     out.push('\n');
     if !d.sections.is_empty() {
-        let wrapped: Vec<String> =
-            d.sections.iter().map(|s| wrap(&s.text, WIDTH - s.kind.len() - 2)).collect();
-        let groups: Vec<Group> = d
-            .sections
-            .iter()
-            .zip(&wrapped)
-            .map(|(s, text)| Group::with_title(note_level(s).secondary_title(text.as_str())))
-            .collect();
         out.push('\n');
-        out.push_str(&renderer.render(&groups));
+        out.push_str(&render_sections(&renderer, &d.sections));
         out.push('\n');
     }
     out
+}
+
+/// One piece of the spans added to the diagnostic's group: a snippet with its
+/// annotations, or a `--> file:line` header with its label as a note.
+fn with_piece<'a>(group: Group<'a>, piece: &'a Piece, text: &'a str, ranges: &[Range<usize>]) -> Group<'a> {
+    match piece {
+        Piece::Snippet(lines) => {
+            let mut snippet = Snippet::source(text)
+                .line_start(lines[0].line as usize)
+                .path(lines[0].span.file.as_str())
+                .fold(lines.len() > 1);
+            for (line, range) in lines.iter().zip(ranges) {
+                let kind = if line.span.primary { AnnotationKind::Primary } else { AnnotationKind::Context };
+                let mut annotation = kind.span(range.clone());
+                if let Some(label) = &line.span.label {
+                    annotation = annotation.label(label.as_str());
+                }
+                snippet = snippet.annotation(annotation);
+            }
+            group.element(snippet)
+        }
+        Piece::Header(span) => {
+            let origin = Origin::path(span.file.as_str());
+            let origin = match span.line {
+                Some(line) => origin.line(line as usize),
+                None => origin,
+            };
+            let group = group.element(origin);
+            match &span.label {
+                Some(label) => group.element(Level::NOTE.message(label.as_str())),
+                None => group,
+            }
+        }
+    }
+}
+
+/// The paragraphs after the block (`why: …`, `fix: …`), each wrapped under its name.
+fn render_sections(renderer: &Renderer, sections: &[Note]) -> String {
+    let wrapped: Vec<String> = sections.iter().map(|s| wrap(&s.text, WIDTH - s.kind.len() - 2)).collect();
+    let groups: Vec<Group> = sections
+        .iter()
+        .zip(&wrapped)
+        .map(|(s, text)| Group::with_title(note_level(s).secondary_title(text.as_str())))
+        .collect();
+    renderer.render(&groups)
 }
 
 trait TitleId<'a> {
@@ -228,7 +236,7 @@ fn snippet_source(lines: &[SourceLine]) -> (String, Vec<Range<usize>>) {
 /// uncut. `_render.py` fills the gap alike.
 fn gap_line(before: &SourceLine, after: &SourceLine, fits: usize) -> Option<String> {
     let path = std::path::Path::new(before.span.file.as_str());
-    let read = |line: u64| crate::diagnostic::read_line(path, line).map(|t| t.trim_end().to_string());
+    let read = |line: u64| crate::model::read_line(path, line).map(|t| t.trim_end().to_string());
     if read(before.line)? != before.text || read(after.line)? != after.text {
         return None;
     }
@@ -322,122 +330,6 @@ fn cell_width(c: char) -> usize {
     match c {
         '\t' => 4,
         c => unicode_width::UnicodeWidthChar::width(c).unwrap_or(0),
-    }
-}
-
-/// Words of `text` in lines of at most `width` characters (a longer word alone on its
-/// line); paragraphs (separated by a blank line) start on a new line. A code span (`` `…` ``)
-/// or a bracketed group (`[0, 5)`) is one word: it is never split.
-pub fn wrap(text: &str, width: usize) -> String {
-    let mut lines = Vec::new();
-    for paragraph in text.split("\n\n").map(str::trim).filter(|p| !p.is_empty()) {
-        lines.extend(fill(paragraph, width));
-    }
-    lines.join("\n")
-}
-
-/// Each line of `text` wrapped on its own (a line break in the text stays one).
-pub fn wrap_lines(text: &str, width: usize) -> Vec<String> {
-    text.split('\n')
-        .flat_map(|part| {
-            let lines = fill(part, width);
-            if lines.is_empty() {
-                vec![String::new()]
-            } else {
-                lines
-            }
-        })
-        .collect()
-}
-
-fn fill(paragraph: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    for word in words(paragraph) {
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(&word);
-    }
-    if !line.is_empty() {
-        lines.push(line);
-    }
-    lines
-}
-
-/// `text` split at blanks, outside code spans and square brackets; blanks inside them
-/// become one space each. A backtick or bracket that is never closed is a plain character.
-/// `_render.words` splits alike.
-pub fn words(text: &str) -> Vec<String> {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = Vec::new();
-    let mut word = String::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let ch = chars[i];
-        if ch.is_whitespace() {
-            if !word.is_empty() {
-                out.push(std::mem::take(&mut word));
-            }
-            i += 1;
-            continue;
-        }
-        match group_end(&chars, i) {
-            Some(end) => {
-                let group: String = chars[i..end].iter().collect();
-                word.push_str(&group.split_whitespace().collect::<Vec<_>>().join(" "));
-                i = end;
-            }
-            None => {
-                word.push(ch);
-                i += 1;
-            }
-        }
-    }
-    if !word.is_empty() {
-        out.push(word);
-    }
-    out
-}
-
-/// The end of the code span or bracketed group that opens at `i`, or None.
-fn group_end(chars: &[char], i: usize) -> Option<usize> {
-    let run_at = |at: usize| chars[at..].iter().take_while(|&&c| c == '`').count();
-    match chars[i] {
-        '`' => {
-            let run = run_at(i);
-            let mut at = i + run;
-            while at < chars.len() {
-                if chars[at] == '`' {
-                    let here = run_at(at);
-                    if here == run {
-                        return Some(at + run);
-                    }
-                    at += here;
-                } else {
-                    at += 1;
-                }
-            }
-            None
-        }
-        '[' => {
-            let mut depth = 0usize;
-            for (j, &c) in chars.iter().enumerate().skip(i) {
-                match c {
-                    '[' => depth += 1,
-                    ']' => depth -= 1,
-                    _ => {}
-                }
-                if depth == 0 {
-                    return Some(j + 1);
-                }
-            }
-            None
-        }
-        _ => None,
     }
 }
 

@@ -1,6 +1,6 @@
 //! One model of a finding, shared by every command: what `explain`, `run`, `check`,
 //! `scan`, `lint` and the guard report to a person is a list of [`Diagnostic`]s, drawn by
-//! one renderer ([`crate::render::text`]). The Python package renders the same model
+//! one renderer ([`crate::text`]). The Python package renders the same model
 //! (`assertscope/_render.py`), from the same JSON form, and a test checks that both
 //! draw it alike.
 //!
