@@ -256,6 +256,15 @@ pub mod guard_text {
     /// with their `positions`; `numel` 0 and the `shape` of an empty tensor.
     pub fn parse_found(text: &str) -> Map<String, Value> {
         let mut values = Map::new();
+        found_count_and_interval(text, &mut values);
+        found_sizes(text, &mut values);
+        found_shapes(text, &mut values);
+        found_examples(text, &mut values);
+        values
+    }
+
+    /// `3 of 64` and `outside [low, bound)`.
+    fn found_count_and_interval(text: &str, values: &mut Map<String, Value>) {
         let mut words = text.split(' ');
         if let (Some(bad), Some("of"), Some(total)) = (words.next(), words.next(), words.next()) {
             if let (Ok(bad), Ok(total)) = (bad.parse::<u64>(), total.parse::<u64>()) {
@@ -275,6 +284,10 @@ pub mod guard_text {
                 }
             }
         }
+    }
+
+    /// Each `name = value` in parentheses (`C` is `classes`).
+    fn found_sizes(text: &str, values: &mut Map<String, Value>) {
         for group in text.split(" (").skip(1).filter_map(|g| g.split_once(')').map(|(g, _)| g)) {
             for pair in group.split(", ") {
                 if let Some((name, value)) = pair.split_once(" = ") {
@@ -285,6 +298,10 @@ pub mod guard_text {
                 }
             }
         }
+    }
+
+    /// The shapes the note names, and an empty tensor's count and shape.
+    fn found_shapes(text: &str, values: &mut Map<String, Value>) {
         // `an input of shape [1, 3]`: the shape of what the word before names.
         for (before, after) in
             text.match_indices(" of shape [").map(|(at, m)| (&text[..at], &text[at + m.len() - 1..]))
@@ -311,6 +328,10 @@ pub mod guard_text {
                 values.insert("shape".into(), Value::Array(shape));
             }
         }
+    }
+
+    /// The first bad values (`7 at [0, 3]`, or a 0-dim tensor's value alone) and their positions.
+    fn found_examples(text: &str, values: &mut Map<String, Value>) {
         let (mut bad_values, mut positions) = (Vec::new(), Vec::new());
         if let Some((_, examples)) = text.split_once("): ").or_else(|| text.split_once("]: ")) {
             for example in examples.split("], ") {
@@ -336,7 +357,6 @@ pub mod guard_text {
             values.insert("bad_values".into(), Value::Array(bad_values));
             values.insert("positions".into(), Value::Array(positions));
         }
-        values
     }
 
     fn number_value(text: &str) -> Option<Value> {

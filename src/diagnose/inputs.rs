@@ -50,23 +50,7 @@ pub fn read_inputs(inputs: &[PathBuf]) -> anyhow::Result<Inputs> {
         match std::fs::metadata(input) {
             Err(e) => out.unreadable(anyhow::Error::new(e).context(input.display().to_string())),
             Ok(meta) if meta.is_dir() => {
-                let found = match log::ray_session::log_files(input) {
-                    Ok(Some(files)) => files,
-                    Ok(None) => {
-                        let mut problems = Vec::new();
-                        let found = log_files_in(input, &mut problems);
-                        problems.into_iter().for_each(|e| out.unreadable(e));
-                        found
-                    }
-                    Err(e) => {
-                        out.unreadable(anyhow::Error::new(e).context(input.display().to_string()));
-                        Vec::new()
-                    }
-                };
-                if found.is_empty() {
-                    out.unreadable(anyhow::anyhow!("{}: the directory holds no log files", input.display()));
-                }
-                files.extend(found.into_iter().map(|f| (f, true)));
+                files.extend(out.log_files_of_directory(input).into_iter().map(|f| (f, true)))
             }
             Ok(_) => files.push((input.clone(), false)),
         }
@@ -110,6 +94,28 @@ pub fn read_inputs(inputs: &[PathBuf]) -> anyhow::Result<Inputs> {
 }
 
 impl Inputs {
+    /// The logs of a directory: a Ray session's by Ray's layout, else every log file in it;
+    /// what cannot be read, and a directory with no log, are notices.
+    fn log_files_of_directory(&mut self, dir: &Path) -> Vec<PathBuf> {
+        let found = match log::ray_session::log_files(dir) {
+            Ok(Some(files)) => files,
+            Ok(None) => {
+                let mut problems = Vec::new();
+                let found = log_files_in(dir, &mut problems);
+                problems.into_iter().for_each(|e| self.unreadable(e));
+                found
+            }
+            Err(e) => {
+                self.unreadable(anyhow::Error::new(e).context(dir.display().to_string()));
+                Vec::new()
+            }
+        };
+        if found.is_empty() {
+            self.unreadable(anyhow::anyhow!("{}: the directory holds no log files", dir.display()));
+        }
+        found
+    }
+
     fn unreadable(&mut self, err: anyhow::Error) {
         self.notices.push(Notice::Unreadable(err));
     }

@@ -49,50 +49,7 @@ pub fn check(checker: &Checker) {
         }
         let device = choice.name.as_str();
         let definition = choice.definition;
-        let call = site.call;
-        // What was hit, and the edit that puts the device variable there.
-        let mut hits: Vec<(TextRange, String, Option<Edit>)> = Vec::new();
-        if let Expr::Attribute(attr) = &*call.func {
-            let on_value = sem.api(&attr.value).is_none();
-            match attr.attr.as_str() {
-                "cuda" if on_value => {
-                    // `.cuda(0)` keeps its argument: nothing is rewritten that could lose meaning.
-                    let whole = TextRange::new(attr.attr.range.start(), call.range().end());
-                    let edit =
-                        call.arguments.is_empty().then(|| Edit::replace(whole, format!("to({device})")));
-                    hits.push((attr.attr.range, "`.cuda()`".to_string(), edit));
-                }
-                "to" if on_value => {
-                    if let Some(arg) = call.arguments.args.first().filter(|a| is_cuda_literal(a)) {
-                        hits.push((
-                            arg.range(),
-                            format!("`.to({})`", checker.text(arg.range())),
-                            Some(Edit::of(arg, device)),
-                        ));
-                    }
-                }
-                _ => {}
-            }
-        }
-        if sem.api_in(&call.func, "torch") == Some("device")
-            && call.arguments.args.first().is_some_and(is_cuda_literal)
-        {
-            hits.push((
-                call.range(),
-                format!("`{}`", checker.text(call.range())),
-                Some(Edit::of(call, device)),
-            ));
-        }
-        for keyword in &call.arguments.keywords {
-            if keyword.arg.as_ref().is_some_and(|a| a.as_str() == "device") && is_cuda_literal(&keyword.value)
-            {
-                hits.push((
-                    keyword.range,
-                    format!("`{}`", checker.text(keyword.range)),
-                    Some(Edit::of(&keyword.value, device)),
-                ));
-            }
-        }
+        let hits = cuda_hits(checker, site.call, device);
         for (range, what, edit) in hits {
             // Only after the variable is bound: a use above its definition would not run.
             let fix = edit
@@ -111,6 +68,53 @@ pub fn check(checker: &Checker) {
             );
         }
     }
+}
+
+/// What in one call names CUDA by hand (`.cuda()`, `.to("cuda")`, `torch.device("cuda")`,
+/// `device="cuda"`), how it is shown, and the edit that puts the device variable there.
+fn cuda_hits(
+    checker: &Checker,
+    call: &ast::ExprCall,
+    device: &str,
+) -> Vec<(TextRange, String, Option<Edit>)> {
+    let sem = checker.sem;
+    let mut hits: Vec<(TextRange, String, Option<Edit>)> = Vec::new();
+    if let Expr::Attribute(attr) = &*call.func {
+        let on_value = sem.api(&attr.value).is_none();
+        match attr.attr.as_str() {
+            "cuda" if on_value => {
+                // `.cuda(0)` keeps its argument: nothing is rewritten that could lose meaning.
+                let whole = TextRange::new(attr.attr.range.start(), call.range().end());
+                let edit = call.arguments.is_empty().then(|| Edit::replace(whole, format!("to({device})")));
+                hits.push((attr.attr.range, "`.cuda()`".to_string(), edit));
+            }
+            "to" if on_value => {
+                if let Some(arg) = call.arguments.args.first().filter(|a| is_cuda_literal(a)) {
+                    hits.push((
+                        arg.range(),
+                        format!("`.to({})`", checker.text(arg.range())),
+                        Some(Edit::of(arg, device)),
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    if sem.api_in(&call.func, "torch") == Some("device")
+        && call.arguments.args.first().is_some_and(is_cuda_literal)
+    {
+        hits.push((call.range(), format!("`{}`", checker.text(call.range())), Some(Edit::of(call, device))));
+    }
+    for keyword in &call.arguments.keywords {
+        if keyword.arg.as_ref().is_some_and(|a| a.as_str() == "device") && is_cuda_literal(&keyword.value) {
+            hits.push((
+                keyword.range,
+                format!("`{}`", checker.text(keyword.range)),
+                Some(Edit::of(&keyword.value, device)),
+            ));
+        }
+    }
+    hits
 }
 
 fn is_cuda_literal(expr: &Expr) -> bool {

@@ -283,32 +283,7 @@ impl KnowledgeBase {
 
         let cause_index: HashMap<String, usize> =
             causes.iter().enumerate().map(|(i, c)| (c.id.clone(), i)).collect();
-        let check_cause = |file: &str, id: &str, cause: &str| -> anyhow::Result<()> {
-            anyhow::ensure!(cause_index.contains_key(cause), "{file}: {id} names unknown cause {cause:?}");
-            Ok(())
-        };
-        for a in &asserts {
-            check_cause("asserts.toml", &a.id, &a.cause)?;
-        }
-        for m in &messages {
-            check_cause("messages.toml", &m.id, &m.cause)?;
-        }
-        for f in &followons {
-            if let Some(alone) = &f.alone {
-                check_cause("followons.toml", &f.id, alone)?;
-            }
-        }
-        for o in &ops {
-            if let Some(c) = &o.bad_values {
-                check_cause("ops.toml", &o.name, c)?;
-            }
-        }
-        for h in &hints {
-            check_cause("hints.toml", &h.id, &h.cause)?;
-        }
-        for v in &value_checks {
-            check_cause("value-checks.toml", &v.id, &v.cause)?;
-        }
+        check_cause_references(&cause_index, &asserts, &messages, &followons, &ops, &hints, &value_checks)?;
         let messages = catalogue::with_value_checks(messages, &value_checks);
         let kernel_files = catalogue::kernel_files(&asserts, &value_checks);
         let matchers = matcher::Matchers::build(&asserts, &messages, &followons, &ops)?;
@@ -463,6 +438,45 @@ impl KnowledgeBase {
             .map(|m| m.literal.as_str())
             .chain(self.followons.iter().map(|f| f.literal.as_str()))
     }
+}
+
+/// Every cause a record of the other files names exists in causes.toml.
+fn check_cause_references(
+    cause_index: &HashMap<String, usize>,
+    asserts: &[AssertSite],
+    messages: &[Message],
+    followons: &[FollowOn],
+    ops: &[OpSignature],
+    hints: &[Hint],
+    value_checks: &[ValueCheck],
+) -> anyhow::Result<()> {
+    let check_cause = |file: &str, id: &str, cause: &str| -> anyhow::Result<()> {
+        anyhow::ensure!(cause_index.contains_key(cause), "{file}: {id} names unknown cause {cause:?}");
+        Ok(())
+    };
+    for a in asserts {
+        check_cause("asserts.toml", &a.id, &a.cause)?;
+    }
+    for m in messages {
+        check_cause("messages.toml", &m.id, &m.cause)?;
+    }
+    for f in followons {
+        if let Some(alone) = &f.alone {
+            check_cause("followons.toml", &f.id, alone)?;
+        }
+    }
+    for o in ops {
+        if let Some(c) = &o.bad_values {
+            check_cause("ops.toml", &o.name, c)?;
+        }
+    }
+    for h in hints {
+        check_cause("hints.toml", &h.id, &h.cause)?;
+    }
+    for v in value_checks {
+        check_cause("value-checks.toml", &v.id, &v.cause)?;
+    }
+    Ok(())
 }
 
 /// Collapses runs of whitespace to one space, as the C preprocessor does when it

@@ -166,13 +166,28 @@ impl<'a> MappedLines<'a> {
             })
             .collect();
 
+        let lines = self.lines_to_parse(&searched, start, end);
+        release(map, margin_from, margin_to - margin_from);
+        self.number_candidates(lines, &chunks, &searched, start);
+        self.newlines_searched += searched.iter().map(|(n, _)| n).sum::<u64>();
+        self.searched_to = end;
+    }
+
+    /// The starts of the lines owned by the batch `[start, end)` that are worth parsing: the
+    /// lines that state an everywhere-trigger, and the trigger lines in the windows around
+    /// the seeds found and in the tail; sorted, each once.
+    fn lines_to_parse(&self, searched: &[(u64, Vec<Found>)], start: usize, end: usize) -> Vec<usize> {
+        let bytes = self.bytes;
+        let len = bytes.len();
+        let near = self.reach.near;
+        let prefilter = Prefilter::get();
         // The windows where every trigger counts, in order and merged: (first, last byte).
         // The tail is one window of its own; seeds inside it add nothing.
         let tail_from = if self.reach.tail > 0 { len.saturating_sub(self.reach.tail) } else { usize::MAX };
         let mut windows: Vec<(usize, usize)> = Vec::new();
         let mut stated_lines = Vec::new();
         let mut checked_line = None;
-        for (_, found) in &searched {
+        for (_, found) in searched {
             for &f in found {
                 match f {
                     Found::Seed(at) if at.saturating_sub(near) < tail_from => {
@@ -203,10 +218,19 @@ impl<'a> MappedLines<'a> {
         }
         lines.sort_unstable();
         lines.dedup();
-        release(map, margin_from, margin_to - margin_from);
+        lines
+    }
 
-        // Number the lines: each chunk's newline count is known, so only the part of a
-        // chunk before its last candidate is counted again.
+    /// Queues the lines to parse with their numbers: each chunk's newline count is known,
+    /// so only the part of a chunk before its last candidate is counted again.
+    fn number_candidates(
+        &mut self,
+        lines: Vec<usize>,
+        chunks: &[(usize, usize)],
+        searched: &[(u64, Vec<Found>)],
+        start: usize,
+    ) {
+        let bytes = self.bytes;
         self.candidates.clear();
         self.next_candidate = 0;
         let mut chunk_index = 0;
@@ -224,8 +248,6 @@ impl<'a> MappedLines<'a> {
             counted_to = line_start;
             self.candidates.push((line_start, self.newlines_searched + newlines + 1));
         }
-        self.newlines_searched += searched.iter().map(|(n, _)| n).sum::<u64>();
-        self.searched_to = end;
     }
 
     fn line_at_pos(&mut self) -> Option<Line<'a>> {

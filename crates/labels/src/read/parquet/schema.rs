@@ -228,30 +228,8 @@ impl Leaf {
     ) -> Result<Leaf, String> {
         let descr = meta.file_metadata().schema_descr();
         let root = &descr.root_schema().get_fields()[root_index];
-        let mut arrow = schema.field(root_index).data_type().clone();
-        let mut node: &Type = root;
-        let mut path = vec![root.name().to_string()];
-        let mut def = level_of(root);
-        for key in nested {
-            let DataType::Struct(fields) = &arrow else {
-                return Err(format!(
-                    "the column is {}, not a struct, so it has no field `{key}`",
-                    type_name(&arrow)
-                ));
-            };
-            let Some((_, field)) = fields.find(key) else {
-                let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
-                return Err(format!("no struct field `{key}`; the struct has: {}", names.join(", ")));
-            };
-            let child = node.is_group().then(|| node.get_fields().iter().find(|f| f.name() == key.as_str()));
-            let Some(child) = child.flatten() else {
-                return Err(format!("no struct field `{key}` in the Parquet schema"));
-            };
-            arrow = field.data_type().clone();
-            node = child;
-            path.push(key.clone());
-            def += level_of(child);
-        }
+        let (arrow, node, mut path, def) =
+            struct_field(root, schema.field(root_index).data_type().clone(), nested)?;
         let unsupported = |t: &DataType| {
             format!(
                 "unsupported column type {}: check reads numbers, text and lists of numbers",
@@ -302,6 +280,40 @@ impl Leaf {
         }
         Ok(Leaf { column, shape, max_def, decode })
     }
+}
+
+/// The field at the dotted path `nested` below the top-level field `root` (whose Arrow type
+/// is `arrow`): its Arrow type, its Parquet node, the path of names to it and its
+/// definition level.
+fn struct_field<'a>(
+    root: &'a Type,
+    mut arrow: DataType,
+    nested: &[String],
+) -> Result<(DataType, &'a Type, Vec<String>, i16), String> {
+    let mut node: &Type = root;
+    let mut path = vec![root.name().to_string()];
+    let mut def = level_of(root);
+    for key in nested {
+        let DataType::Struct(fields) = &arrow else {
+            return Err(format!(
+                "the column is {}, not a struct, so it has no field `{key}`",
+                type_name(&arrow)
+            ));
+        };
+        let Some((_, field)) = fields.find(key) else {
+            let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
+            return Err(format!("no struct field `{key}`; the struct has: {}", names.join(", ")));
+        };
+        let child = node.is_group().then(|| node.get_fields().iter().find(|f| f.name() == key.as_str()));
+        let Some(child) = child.flatten() else {
+            return Err(format!("no struct field `{key}` in the Parquet schema"));
+        };
+        arrow = field.data_type().clone();
+        node = child;
+        path.push(key.clone());
+        def += level_of(child);
+    }
+    Ok((arrow, node, path, def))
 }
 
 fn repeated(t: &Type) -> bool {
