@@ -38,7 +38,6 @@ pub fn execute(args: RulesArgs) -> anyhow::Result<u8> {
 
 /// Every cause and lint rule, one line each (or as JSON).
 fn index(kb: &KnowledgeBase, rules: &[RuleDoc], json: bool, p: &Palette) -> anyhow::Result<String> {
-    let mut out = String::new();
     if json {
         let causes: Vec<_> = kb
             .causes
@@ -49,20 +48,20 @@ fn index(kb: &KnowledgeBase, rules: &[RuleDoc], json: bool, p: &Palette) -> anyh
             .iter()
             .map(|r| serde_json::json!({"code": r.code, "name": r.name, "summary": r.summary, "cause": r.cause}))
             .collect();
-        out =
-            serde_json::to_string_pretty(&serde_json::json!({"causes": causes, "lint_rules": lint}))? + "\n";
-    } else {
-        out.push_str(&format!("{}causes{} (assertscope rules ID explains one)\n", p.bold, p.reset));
-        let width = kb.causes.iter().map(|c| c.id.len()).max().unwrap_or(0);
-        for c in &kb.causes {
-            out.push_str(&format!("  {:width$}  {}\n", c.id, c.title));
-        }
-        if !rules.is_empty() {
-            out.push_str(&format!("\n{}lint rules{} (assertscope lint)\n", p.bold, p.reset));
-            let width = rules.iter().map(|r| r.name.len()).max().unwrap_or(0);
-            for r in rules {
-                out.push_str(&format!("  {}  {:width$}  {}\n", r.code, r.name, r.summary));
-            }
+        return Ok(
+            serde_json::to_string_pretty(&serde_json::json!({"causes": causes, "lint_rules": lint}))? + "\n"
+        );
+    }
+    let mut out = format!("{}causes{} (assertscope rules ID explains one)\n", p.bold, p.reset);
+    let width = kb.causes.iter().map(|c| c.id.len()).max().unwrap_or(0);
+    for c in &kb.causes {
+        out.push_str(&format!("  {:width$}  {}\n", c.id, c.title));
+    }
+    if !rules.is_empty() {
+        out.push_str(&format!("\n{}lint rules{} (assertscope lint)\n", p.bold, p.reset));
+        let width = rules.iter().map(|r| r.name.len()).max().unwrap_or(0);
+        for r in rules {
+            out.push_str(&format!("  {}  {:width$}  {}\n", r.code, r.name, r.summary));
         }
     }
     Ok(out)

@@ -47,8 +47,9 @@ pub const EVERYWHERE_HINTS: &[&str] = &["_classes", "_labels", "ocab", "nan", "i
 /// is checked only where its first three bytes are; two literals in one bucket are checked
 /// also where the bytes of one mix with those of the other. So literals `i` and `i + 8`,
 /// which share a bucket, are chosen to mix into rare text (`_classes`/`_labels` share their
-/// first byte). Given as `SEEDS` then `EVERYWHERE_HINTS`, explain took 1.7× ripgrep's
-/// time on its four literals; in this order 1.1× (bench/explain/throughput.py).
+/// first byte). Given as `SEEDS` then `EVERYWHERE_HINTS`, most of explain's time went to
+/// checking such false hits (`perf record`); in this order explain reads a log at 1.06-1.09x
+/// ripgrep's throughput on its four literals (bench/explain/throughput.py, 0.86 GB).
 pub const BULK: [&str; 12] = [
     "_classes",
     "Traceback",
