@@ -254,3 +254,49 @@ def test_the_cache_can_be_switched_off(monkeypatch, reads):
         TABLE.index_select(0, idx)
         TABLE.index_select(0, idx)
     assert reads[0] == 2
+
+
+CTC_LOG_PROBS = torch.randn(12, 2, 7).log_softmax(2)  # T = 12 steps, C = 7 classes
+CTC_INPUT_LENGTHS = torch.tensor([12, 12])
+
+
+def _ctc_loss(targets, target_lengths):
+    return F.ctc_loss(CTC_LOG_PROBS, targets, CTC_INPUT_LENGTHS, target_lengths)
+
+
+def aten_ops(call):
+    """The names of the ATen ops `call` runs, as PyTorch's profiler records them."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as recorded:
+        call()
+    return sorted(event.name for event in recorded.events() if event.name.startswith("aten::"))
+
+
+def test_ctc_targets_padded_with_the_blank_are_read_once():
+    # Blank (0) padding lies in [0, C): the whole tensor's range, remembered, covers the used ids.
+    targets = torch.tensor([[1, 2, 3, 0], [4, 5, 6, 6]])
+    lengths = torch.tensor([3, 4])
+    unguarded = aten_ops(lambda: _ctc_loss(targets, lengths))
+    with assertscope.guard(mode="sync"):
+        first = aten_ops(lambda: _ctc_loss(targets, lengths))
+        assert len(first) > len(unguarded)  # the check read the tensors once
+        assert aten_ops(lambda: _ctc_loss(targets, lengths)) == unguarded  # then nothing more
+        targets[0, 1] = 7  # a used id past C = 7, written after the check
+        with pytest.raises(GuardError, match="ctc_loss"):
+            _ctc_loss(targets, lengths)
+
+
+@pytest.mark.parametrize("mode", ["auto", "sync", "async"])
+def test_ctc_padding_outside_the_classes_is_allowed_and_never_vouches_for_used_ids(mode):
+    # -1 padding puts the whole tensor outside [0, C): only the used ids may decide.
+    targets = torch.tensor([[1, 2, 3, -1], [4, 5, 6, 6]])
+    lengths = torch.tensor([3, 4])
+    with assertscope.guard(mode=mode):
+        _ctc_loss(targets, lengths)
+        _ctc_loss(targets, lengths)
+        check_point()
+        targets[1, 0] = 9
+        with pytest.raises(GuardError, match="ctc_loss"):
+            _ctc_loss(targets, lengths)
+            check_point()

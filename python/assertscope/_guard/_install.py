@@ -17,14 +17,14 @@ A builtin bound to another name before the guard started (`from torch import gat
 not seen; `assertscope run` switches the guard on as torch is imported, before user code.
 """
 
-import torch  # noqa: F401 - the guarded ops live there
+import torch
 
 from ..errors import GuardError
-from ._call import Call
+from ._call import Call, runs_on_cpu
 from ._patching import Patches, resolve, wraps
 from ._ledger import ledgers
-from ._runner import cpu_calls_left_to_pytorch, run, run_on_cpu
-from ._state import skip_call
+from ._runner import explain_cpu_refusal, run
+from ._state import skip_call, state
 
 __all__ = ["install", "uninstall", "installed"]
 
@@ -38,18 +38,39 @@ def guarded(check, original, names, writes_input):
 
     quick = check.quick
     checked_by_cpu_kernel = check.checked_by_cpu_kernel
+    # The usual test (is the first argument a CPU tensor?) is inlined below: after an op with
+    # a large kernel every Python frame on the way costs about a microsecond.
+    any_cpu_tensor_first = checked_by_cpu_kernel is runs_on_cpu
+    Tensor = torch.Tensor
 
     def guarded_call(*args, **kwargs):
+        # `original(*args)` when there are no keywords: an empty **{} sends PyTorch's argument
+        # parser down its keyword path, which costs 1-2 us on ops with several overloads
+        # (quantile); bench/guard/passthrough.py measures it.
         try:
-            if checked_by_cpu_kernel is not None and cpu_calls_left_to_pytorch() and checked_by_cpu_kernel(args, kwargs):
-                return run_on_cpu(check, original, names, args, kwargs, writes_input)
+            if (
+                checked_by_cpu_kernel is not None
+                and not ledgers  # with state.mode: _runner.cpu_calls_left_to_pytorch, inlined
+                and state.mode == "auto"
+                and (
+                    (args and isinstance(args[0], Tensor) and args[0].is_cpu)
+                    if any_cpu_tensor_first
+                    else checked_by_cpu_kernel(args, kwargs)
+                )
+            ):
+                # run_on_cpu, inlined: the call runs as unguarded; its refusal is explained
+                try:
+                    return original(*args, **kwargs) if kwargs else original(*args)
+                except Exception as error:
+                    explain_cpu_refusal(check, original, names, args, kwargs, writes_input, error)
+                    raise
             if skip_call():
-                return original(*args, **kwargs)
+                return original(*args, **kwargs) if kwargs else original(*args)
             call = Call(names, args, kwargs)
             if ledgers:
                 return run(check, original, call, writes_input)  # (polls them first)
             if quick(call):
-                return original(*args, **kwargs)
+                return original(*args, **kwargs) if kwargs else original(*args)
             return run(check, original, call, writes_input, asked_quick=True)
         except GuardError as error:
             # Raised again from here, the error's traceback holds one frame of the guard

@@ -19,7 +19,7 @@ from ._failure import cpu_refusal, failure, writing_into_copies
 from ._ledger import defer, ledgers, poll_all
 from ._state import skip_call, state, thread_state
 
-__all__ = ["run", "run_on_cpu", "cpu_calls_left_to_pytorch"]
+__all__ = ["run", "run_on_cpu", "explain_cpu_refusal", "cpu_calls_left_to_pytorch"]
 
 
 def run(check, original, call, writes_input=False, asked_quick=False):
@@ -33,7 +33,7 @@ def run(check, original, call, writes_input=False, asked_quick=False):
     if ledgers:
         poll_all()
     if not asked_quick and check.quick(call):
-        return original(*call.args, **call.kwargs)
+        return original(*call.args, **call.kwargs) if call.kwargs else original(*call.args)
     entry = None
     was_busy = getattr(thread_state, "busy", False)
     thread_state.busy = True  # (not a `with Busy()`: this is the hot path of every call)
@@ -54,7 +54,7 @@ def run(check, original, call, writes_input=False, asked_quick=False):
             call, entry = defer(check, call, deferred, original=original, writes_input=writes_input)
     finally:
         thread_state.busy = was_busy
-    result = original(*call.args, **call.kwargs)
+    result = original(*call.args, **call.kwargs) if call.kwargs else original(*call.args)
     if entry is not None:
         entry.record()
     return result
@@ -69,14 +69,20 @@ def cpu_calls_left_to_pytorch():
 def run_on_cpu(check, original, names, args, kwargs, writes_input=False):
     """Runs a call whose CPU kernel checks every value the check's rules check (see
     Check.checked_by_cpu_kernel) exactly as unguarded; the rules run only if it raises,
-    to turn PyTorch's refusal into a GuardError of the same type, with its message first."""
+    to turn PyTorch's refusal into a GuardError of the same type, with its message first.
+    (The wrappers of _install inline this, one Python frame less on every call.)"""
     try:
-        return original(*args, **kwargs)
+        return original(*args, **kwargs) if kwargs else original(*args)
     except Exception as error:
-        if skip_call():
-            raise
-        _explain_refusal(check, original, Call(names, args, kwargs), writes_input, error)
+        explain_cpu_refusal(check, original, names, args, kwargs, writes_input, error)
         raise  # no rule of the check fails: PyTorch refused the call for another reason
+
+
+def explain_cpu_refusal(check, original, names, args, kwargs, writes_input, refusal):
+    """Raises the GuardError for a CPU call PyTorch refused, if a rule of the check fails on
+    it; returns if none does, or where checks must not run, for the caller to raise `refusal`."""
+    if not skip_call():
+        _explain_refusal(check, original, Call(names, args, kwargs), writes_input, refusal)
 
 
 def _explain_refusal(check, original, call, writes_input, refusal):

@@ -17,7 +17,15 @@ from .._analysis import plural, range_report
 from .._call import Check
 from .._state import checkable
 from .._rules import RangeRule, SumRule, UsedTargetsRule
+from .._verified import ranges_of
 from ._common import is_index_tensor
+
+
+def _known_within(value, high):
+    """True if the remembered range of a tensor argument lies in [0, high)."""
+    facts = ranges_of(value)
+    known = facts.get(None) if facts is not None else None
+    return known is not None and known[0] >= 0 and known[1] < high
 
 
 def _lengths(value):
@@ -35,6 +43,26 @@ class CtcCheck(Check):
     op = "ctc_loss"
     cause = "ctc-loss"
     checked_by_cpu_kernel = None  # target ids outside [0, C) are read unchecked on the CPU
+
+    def quick(self, call):
+        """Padded targets whose tensors' remembered ranges all fit: lengths within their
+        bounds and every id of the targets, padding included, in [0, C)."""
+        if len(call.args) >= 4:  # as F.ctc_loss calls it: no name lookups on every step
+            log_probs, targets, input_lengths, target_lengths = call.args[:4]
+        else:
+            log_probs, targets = call.get("log_probs"), call.get("targets")
+            input_lengths, target_lengths = call.get("input_lengths"), call.get("target_lengths")
+        if not (isinstance(targets, torch.Tensor) and checkable(log_probs)):
+            return False
+        dims = log_probs.dim()
+        if not (dims == 2 or (dims == 3 and targets.dim() == 2)):
+            return False  # concatenated targets: their lengths' sum is read every call
+        shape = log_probs.shape
+        return (
+            _known_within(targets, shape[-1])
+            and _known_within(input_lengths, shape[0] + 1)
+            and _known_within(target_lengths, targets.shape[-1] + 1)
+        )
 
     def rules(self, call):
         log_probs, targets = call.get("log_probs"), call.get("targets")
