@@ -136,7 +136,7 @@ class Replay:
     """Every guarded op replaced by a stub returning its first result in the family measured."""
 
     def __init__(self):
-        from assertscope._guard._patching import Patches, resolve
+        from assertscope._guard._patching import Patches, current, resolve
         from assertscope._guard.checks import PATCHES
 
         self.family = None
@@ -149,7 +149,7 @@ class Replay:
             seen.add((owner_path, name))
             try:
                 owner = resolve(owner_path)
-                original = vars(owner)[name] if isinstance(owner, type) and name in vars(owner) else getattr(owner, name)
+                original = current(owner, name)
             except (ImportError, AttributeError):
                 continue
             self.patches.replace(owner, name, self.stub(f"{owner_path}.{name}", original))

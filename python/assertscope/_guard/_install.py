@@ -21,7 +21,7 @@ import torch
 
 from ..errors import GuardError
 from ._call import Call, runs_on_cpu
-from ._patching import Patches, resolve, wraps
+from ._patching import Patches, current, resolve, wraps
 from ._ledger import ledgers
 from ._runner import explain_cpu_refusal, run
 from ._state import skip_call, state
@@ -108,7 +108,7 @@ def install():
     for owner_path, name, check, names in PATCHES:
         try:
             owner = resolve(owner_path)
-            original = vars(owner)[name] if isinstance(owner, type) and name in vars(owner) else getattr(owner, name)
+            original = current(owner, name)
         except (ImportError, AttributeError):
             continue  # an op this torch does not have
         shared = (id(original), id(check), names)

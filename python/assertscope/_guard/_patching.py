@@ -5,7 +5,7 @@ through it, and undoes it as a whole."""
 import functools
 import importlib
 
-__all__ = ["Patches", "resolve", "replace", "wraps"]
+__all__ = ["Patches", "resolve", "current", "replace", "wraps"]
 
 
 def resolve(path):
@@ -17,6 +17,14 @@ def resolve(path):
         if not module_path:
             raise
         return getattr(resolve(module_path), attribute)
+
+
+def current(owner, name):
+    """What owner.name is now: a class's own attribute as stored (a staticmethod stays one),
+    else what attribute lookup finds. AttributeError where there is none."""
+    if isinstance(owner, type) and name in vars(owner):
+        return vars(owner)[name]
+    return getattr(owner, name)
 
 
 def replace(owner, name, new):

@@ -304,37 +304,24 @@ class UsedTargetsRule(Rule):
     """ctc_loss padded targets: the first target_lengths[i] entries of row i lie in [0, C).
 
     Padding is usually the blank (0), itself in [0, C): when the whole tensor lies in the
-    range, the used entries do too, so the whole tensor's range is read first (one fused
-    reduction, remembered by _verified like an index's) and the per-row mask is built only
-    when padding falls outside it.
+    range, the used entries do too, so the whole tensor is first checked as an index range
+    (one fused reduction, remembered by _verified) and the per-row mask is built only when
+    padding falls outside it.
     """
 
-    __slots__ = ("lengths", "classes", "found")
+    __slots__ = ("lengths", "classes", "whole")
 
     def __init__(self, arg, targets, lengths, classes):
         super().__init__(arg, targets)
         self.lengths = lengths
         self.classes = classes
-        self.found = None
-
-    def whole_tensor_fits(self, facts):
-        known = facts.get(None) if facts is not None else None
-        return known is not None and known[0] >= 0 and known[1] < self.classes
+        self.whole = RangeRule(arg, targets, 0, classes)
 
     def known_to_pass(self):
-        if self.whole_tensor_fits(_verified.known_ranges_of(self.tensor)):
-            return True
-        found = self.found = _verified.region(self.tensor)
-        return found is not None and self.whole_tensor_fits(_verified.known_ranges(found))
+        return self.whole.known_to_pass()
 
     def evaluate(self):
-        if self.tensor.numel():
-            low, high = torch.aminmax(self.tensor)
-            low, high = _item(low), _item(high)
-            _verified.remember(self.found, low, high)
-            if low >= 0 and high < self.classes:
-                return True
-        return self.passes()
+        return self.whole.evaluate() or self.passes()
 
     def used(self):
         t = self.tensor

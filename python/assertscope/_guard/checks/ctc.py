@@ -18,14 +18,13 @@ from .._call import Check
 from .._state import checkable
 from .._rules import RangeRule, SumRule, UsedTargetsRule
 from .._verified import ranges_of
-from ._common import is_index_tensor
+from ._common import is_index_tensor, within
 
 
 def _known_within(value, high):
     """True if the remembered range of a tensor argument lies in [0, high)."""
     facts = ranges_of(value)
-    known = facts.get(None) if facts is not None else None
-    return known is not None and known[0] >= 0 and known[1] < high
+    return facts is not None and within(facts.get(None), 0, high)
 
 
 def _lengths(value):
